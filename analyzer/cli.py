@@ -1,0 +1,115 @@
+"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``.
+
+Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
+stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from analyzer.errors import InputError
+
+__all__ = ["main"]
+
+
+def _fail(message: str) -> None:
+    click.echo(f"shardlog: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _user_errors(fn):
+    """Turn user-facing errors into one line and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from analyzer.dl import DatalogError
+        from analyzer.engines import EngineUnavailable
+
+        try:
+            return fn(*args, **kwargs)
+        except (InputError, EngineUnavailable, DatalogError) as exc:
+            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        except KeyboardInterrupt:
+            _fail("interrupted")
+        except Exception as exc:  # a bug of ours: still one line unless asked for more
+            if os.environ.get("SHARDLOG_DEBUG"):
+                raise
+            click.echo(f"shardlog: internal error: {type(exc).__name__}: {exc} (set SHARDLOG_DEBUG=1 for a traceback)", err=True)
+            sys.exit(3)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="shardlog")
+def main() -> None:
+    """shardlog: prove that per-rank ONNX graphs compute what the sequential graph computes."""
+
+
+@main.command()
+@click.argument("seq", type=click.Path(dir_okay=False))
+@click.argument("ranks", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--relations", "spec", type=click.Path(dir_okay=False), help="YAML spec of input relations.")
+@click.option("--engine", default="clingo", show_default=True, type=click.Choice(["clingo", "souffle", "pydatalog"]))
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rule folder (repeatable).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
+@click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
+@click.option("--seed", default=0, show_default=True, help="Random seed of the numeric witness.")
+@click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
+@_user_errors
+def check(seq, ranks, spec, engine, rule_dirs, json_path, out_dir, numeric, seed, explain, verbose, quiet) -> None:
+    """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first)."""
+    from analyzer.api import check as run_check
+    from analyzer.report import print_text, write_json
+    from analyzer.tables import write_tables
+
+    result = run_check(seq, list(ranks), relations=spec, engine=engine, rules=list(rule_dirs), numeric=numeric, seed=seed)
+    if json_path:
+        write_json(result, json_path)
+    if out_dir:
+        write_tables(result.derivation, out_dir)
+    if quiet:
+        click.echo(result.verdict)
+    else:
+        print_text(result, Console(highlight=False), verbose=verbose, explain=explain)
+    sys.exit(0 if result.verdict == "verified" else 1)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the .facts files.")
+@click.option("--graph", default="seq", show_default=True, help="Graph name in the facts (seq, r0, r1, ...).")
+@_user_errors
+def facts(model, out_dir, graph) -> None:
+    """Write the fact tables of MODEL as tab-separated Name.facts files (schemas/facts.dl)."""
+    from analyzer.tables import write_model_facts
+
+    count = write_model_facts(model, out_dir, graph)
+    click.echo(f"wrote {count} fact files to {out_dir}")
+
+
+@main.command()
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.argument("relation")
+@click.option("--where", "conditions", multiple=True, help="col=value filter (repeatable).")
+@_user_errors
+def query(out_dir, relation, conditions) -> None:
+    """Print RELATION from the CSV tables a check wrote with --out OUT_DIR."""
+    from analyzer.tables import query_table
+
+    frame = query_table(out_dir, relation, conditions)
+    click.echo(frame.to_string(index=False) if len(frame) else f"(no rows in {relation})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The driver: ONNX files -> facts -> rules to a fixpoint -> a :class:`CheckResult`.
+
+Data flow (``../shared/design/architecture.md``): facts of every graph, input relations and
+oracle facts are handed to a Datalog engine running ``schemas/*.dl`` + ``rules/**/*.dl``; Python
+oracles may add facts from what was derived, and the program runs again until no oracle
+adds anything (``max_rounds`` is a safety cap that reports itself when hit).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from analyzer.dl import load_program
+from analyzer.engines import get_engine
+from analyzer.errors import InputError
+from analyzer.facts import FactTables, extract_graph_facts, load_model
+from analyzer.oracles import const_ints_text, reshape_axis_maps, shard_shapes
+from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
+from analyzer.rulebook import rule_files, schema_files
+
+__all__ = ["CheckInput", "Derivation", "load_inputs", "derive", "graph_name"]
+
+DerivedOracle = Callable[[FactTables, dict[str, list[tuple]]], FactTables]
+
+
+def graph_name(rank: int) -> str:
+    """Name of a graph in the facts: ``"seq"`` for -1, ``"r{rank}"`` otherwise."""
+    return "seq" if rank < 0 else f"r{rank}"
+
+
+@dataclass
+class CheckInput:
+    """Loaded models and their input relations."""
+
+    seq_path: str
+    rank_paths: list[str]
+    seq: onnx.ModelProto
+    ranks: list[onnx.ModelProto]
+    relations: list[InputRelation]
+    notes: list[str]
+
+    @property
+    def world_size(self) -> int:
+        """Number of ranks N."""
+        return len(self.ranks)
+
+
+@dataclass
+class Derivation:
+    """What the rules derived, with the facts they read.
+
+    Attributes:
+        facts: every fact table handed to the engine (after the last round).
+        derived: every output relation of the program, as tuples.
+        decls: relation name -> declaration (column names and types).
+        rounds: engine runs until no oracle added a fact.
+        capped: True when ``max_rounds`` stopped the loop before a fixpoint.
+        timings: seconds spent in "facts", "engine" and "oracles".
+    """
+
+    facts: dict[str, list[tuple]]
+    derived: dict[str, list[tuple]]
+    decls: dict
+    rounds: int
+    capped: bool
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _check_same_model(seq_path: str, seq: onnx.ModelProto, rank_paths: Sequence[str], ranks: Sequence[onnx.ModelProto]) -> None:
+    seq_outputs = len(seq.graph.output)
+    seq_names = {i.name for i in seq.graph.initializer} | {i.name for i in seq.graph.input}
+    for r, (path, model) in enumerate(zip(rank_paths, ranks)):
+        if len(model.graph.output) != seq_outputs:
+            raise InputError(
+                f"{path}: rank {r} has {len(model.graph.output)} outputs but {seq_path} has {seq_outputs}: "
+                "is it an export of another model?"
+            )
+        names = {i.name for i in model.graph.initializer} | {i.name for i in model.graph.input}
+        if seq_names and not names & seq_names:
+            raise InputError(
+                f"{path}: rank {r} shares no input or weight name with {seq_path}: is it an export of another model?"
+            )
+
+
+def load_inputs(seq_path: str | Path, rank_paths: Sequence[str | Path], spec_path: str | Path | None = None) -> CheckInput:
+    """Load the sequential and rank models and work out the input relations.
+
+    Raises:
+        InputError: a file is missing or not ONNX, no rank file is given, a rank file is from
+            another model, or the spec is malformed or does not fit.
+    """
+    if not rank_paths:
+        raise InputError("give the sequential model and at least one rank file")
+    seq = load_model(seq_path)
+    ranks = [load_model(p) for p in rank_paths]
+    _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
+    relations, notes = infer_input_relations(seq, ranks)
+    if spec_path is not None:
+        relations = apply_spec(relations, load_spec(spec_path), seq, ranks)
+    return CheckInput(str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes)
+
+
+def _input_facts(inp: CheckInput) -> FactTables:
+    facts = FactTables()
+    n = inp.world_size
+    facts.add("WorldSize", n=n)
+    facts.add("GraphRank", g="seq", rank=-1)
+    for r in range(n):
+        facts.add("GraphRank", g=graph_name(r), rank=r)
+        if r + 1 < n:
+            facts.add("NextRank", r=r, next=r + 1)
+    for rel in inp.relations:
+        lay = rel.layout
+        axis = lay.axis if lay.axis is not None else -1
+        if lay.kind == "Partial":
+            param = lay.reduce or "sum"
+        elif lay.sections:
+            param = ",".join(map(str, lay.sections))
+        else:
+            param = ""
+        for r, d in enumerate(rel.rank_values):
+            facts.add("InputPiece", s=rel.seq_value, r=r, d=d, kind=lay.kind, axis=axis, param=param)
+    return facts
+
+
+def derive(
+    inp: CheckInput,
+    *,
+    engine: str = "clingo",
+    extra_rules: Sequence[str | Path] = (),
+    derived_oracles: Sequence[DerivedOracle] = (),
+    max_rounds: int = 8,
+) -> Derivation:
+    """Run the rule library over the facts of ``inp`` to a fixpoint.
+
+    Args:
+        inp: loaded models and input relations.
+        engine: ``"clingo"`` (default), ``"souffle"`` or ``"pydatalog"``.
+        extra_rules: user rule folders added to the library (``--rules DIR``).
+        derived_oracles: Python oracles reading derived relations and returning new facts.
+        max_rounds: safety cap on engine runs.
+
+    Returns:
+        The :class:`Derivation`.
+
+    Raises:
+        InputError: a user rule file does not parse.
+        analyzer.engines.EngineUnavailable: the engine cannot run here.
+    """
+    t0 = time.perf_counter()
+    facts = FactTables()
+    facts.extend(extract_graph_facts(inp.seq, "seq"))
+    for r, model in enumerate(inp.ranks):
+        facts.extend(extract_graph_facts(model, graph_name(r)))
+    facts.extend(_input_facts(inp))
+    t_facts = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    facts.extend(shard_shapes(facts, inp.world_size))
+    facts.extend(reshape_axis_maps(facts, inp.world_size))
+    facts.extend(const_ints_text(facts))
+    t_oracles = time.perf_counter() - t1
+
+    for folder in extra_rules:
+        if not Path(folder).is_dir():
+            raise InputError(f"{folder}: no such rules folder")
+    try:
+        program = load_program([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
+    except ValueError as exc:  # DatalogError
+        raise InputError(f"rules: {exc}") from None
+    runner = get_engine(engine)
+
+    t_engine = 0.0
+    rounds = 0
+    capped = False
+    while True:
+        rounds += 1
+        tuples = facts.tuples(program.decls)
+        t2 = time.perf_counter()
+        derived = runner.run(program, tuples)
+        t_engine += time.perf_counter() - t2
+        t3 = time.perf_counter()
+        new = FactTables()
+        for oracle in derived_oracles:
+            new.extend(oracle(facts, derived))
+        t_oracles += time.perf_counter() - t3
+        fresh = _only_new(new, facts, program.decls)
+        if not fresh.relations():
+            break
+        if rounds >= max_rounds:
+            capped = True
+            break
+        facts.extend(fresh)
+    return Derivation(
+        facts=tuples,
+        derived=derived,
+        decls=program.decls,
+        rounds=rounds,
+        capped=capped,
+        timings={"facts": t_facts, "oracles": t_oracles, "engine": t_engine},
+    )
+
+
+def _only_new(new: FactTables, old: FactTables, decls: dict) -> FactTables:
+    out = FactTables()
+    old_t = old.tuples(decls)
+    for rel, rows in new.tuples(decls).items():
+        seen = set(old_t.get(rel, []))
+        for row, raw in zip(rows, new.rows(rel)):
+            if row not in seen:
+                seen.add(row)
+                out.add(rel, **raw)
+    return out

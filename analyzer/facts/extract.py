@@ -1,0 +1,258 @@
+"""One pass over an ONNX graph writes its fact tables.
+
+Semantics of what is recorded follow the ONNX IR spec (onnx/docs/IR.md): nodes are listed in
+topological order, optional inputs are empty names, initializers are constant graph values.
+Weights are never read: models are loaded with ``load_external_data=False`` and only
+initializers of at most ``SMALL_CONST`` elements are decoded (for Reshape targets, Slice
+bounds, axes and value hashes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from analyzer.errors import InputError
+from analyzer.facts.source import parse_source
+
+__all__ = ["FactTables", "extract_graph_facts", "load_model", "SMALL_INT_CONST", "SMALL_CONST"]
+
+SMALL_INT_CONST = 64
+SMALL_CONST = 4096
+
+
+class FactTables:
+    """Rows of fact tables, by relation name, each row a mapping column name -> value.
+
+    Column order is not known here: :meth:`tuples` orders a table by the columns of its
+    ``.decl`` (schemas/*.dl), the single source of the schema.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[dict]] = defaultdict(list)
+
+    def add(self, relation: str, **row: object) -> None:
+        """Append one row to ``relation``."""
+        self._rows[relation].append(row)
+
+    def extend(self, other: FactTables) -> None:
+        """Append every row of ``other``."""
+        for rel, rows in other._rows.items():
+            self._rows[rel].extend(rows)
+
+    def relations(self) -> list[str]:
+        """Names of the non-empty tables."""
+        return sorted(r for r, rows in self._rows.items() if rows)
+
+    def rows(self, relation: str) -> list[dict]:
+        """The rows of one table (empty list if none)."""
+        return self._rows.get(relation, [])
+
+    def tuples(self, decls: Mapping) -> dict[str, list[tuple]]:
+        """All tables as tuples in the column order of their declarations.
+
+        Args:
+            decls: relation name -> declaration with ``columns`` [(name, type), ...].
+
+        Returns:
+            relation name -> list of tuples.
+
+        Raises:
+            KeyError: a table has no declaration or a row lacks a declared column.
+        """
+        out: dict[str, list[tuple]] = {}
+        for rel, rows in self._rows.items():
+            cols = [c[0] for c in decls[rel].columns]
+            out[rel] = [tuple(row[c] for c in cols) for row in rows]
+        return out
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Load an ONNX model without reading external weight data.
+
+    Raises:
+        InputError: the file is missing or is not an ONNX model.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    try:
+        model = onnx.load(str(p), load_external_data=False)
+    except Exception as exc:  # protobuf raises DecodeError, RuntimeError, ... for non-ONNX bytes
+        raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
+    if not model.graph.node and not model.graph.output:
+        raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
+    return model
+
+
+def _dtype_name(elem_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return "undefined"
+
+
+def _value_shapes(model: onnx.ModelProto) -> dict[str, tuple[str, list[int | str] | None]]:
+    """name -> (dtype, dims or None); dims entries are ints or symbolic names."""
+    graph = model.graph
+    shapes: dict[str, tuple[str, list[int | str] | None]] = {}
+    infos = list(graph.value_info) + list(graph.input) + list(graph.output)
+    for vi in infos:
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            continue
+        dims: list[int | str] | None = None
+        if t.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
+        shapes[vi.name] = (_dtype_name(t.elem_type), dims)
+    for init in graph.initializer:
+        shapes[init.name] = (_dtype_name(init.data_type), list(init.dims))
+    return shapes
+
+
+def _needs_inference(model: onnx.ModelProto, shapes: Mapping) -> bool:
+    produced = {o for n in model.graph.node for o in n.output if o}
+    return any(v not in shapes for v in produced)
+
+
+def _with_inferred_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:  # custom-domain ops or bad graphs: keep what the exporter wrote
+        return model
+
+
+def _tensor_digest(arr: np.ndarray) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    h.update(str(arr.dtype).encode())
+    h.update(str(arr.shape).encode())
+    h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()
+
+
+def _small_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    consts: dict[str, np.ndarray] = {}
+    for init in model.graph.initializer:
+        n = int(np.prod(init.dims)) if init.dims else 1
+        if n <= SMALL_CONST and init.data_location != onnx.TensorProto.EXTERNAL:
+            consts[init.name] = numpy_helper.to_array(init)
+    for node in model.graph.node:
+        if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or not node.output:
+            continue
+        for attr in node.attribute:
+            if attr.name == "value" and attr.t.data_location != onnx.TensorProto.EXTERNAL:
+                if int(np.prod(attr.t.dims)) <= SMALL_CONST:
+                    consts[node.output[0]] = numpy_helper.to_array(attr.t)
+            elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
+                val = onnx.helper.get_attribute_value(attr)
+                dtype = np.int64 if "int" in attr.name else np.float32
+                consts[node.output[0]] = np.array(val, dtype=dtype)
+    return consts
+
+
+def _attr_rows(facts: FactTables, g: str, node_id: str, node: onnx.NodeProto) -> None:
+    h = hashlib.blake2b(digest_size=8)
+    for attr in sorted(node.attribute, key=lambda a: a.name):
+        if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            h.update(attr.SerializeToString(deterministic=True))
+            continue
+        value = onnx.helper.get_attribute_value(attr)
+        h.update(attr.name.encode())
+        h.update(repr(value).encode() if not isinstance(value, onnx.TensorProto) else value.SerializeToString())
+        if attr.type == onnx.AttributeProto.INT:
+            facts.add("Node_AttrInt", g=g, node=node_id, attr=attr.name, value=int(value))
+        elif attr.type == onnx.AttributeProto.INTS:
+            facts.add("Node_AttrIntsLen", g=g, node=node_id, attr=attr.name, n=len(value))
+            for pos, v in enumerate(value):
+                facts.add("Node_AttrInts", g=g, node=node_id, attr=attr.name, pos=pos, value=int(v))
+        elif attr.type == onnx.AttributeProto.STRING:
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+            facts.add("Node_AttrStr", g=g, node=node_id, attr=attr.name, value=text)
+        elif attr.type == onnx.AttributeProto.FLOAT:
+            facts.add("Node_AttrFloat", g=g, node=node_id, attr=attr.name, value=repr(float(value)))
+    facts.add("Node_AttrHash", g=g, node=node_id, hash=h.hexdigest())
+
+
+def _node_ids(nodes: Iterable[onnx.NodeProto]) -> list[str]:
+    nodes = list(nodes)
+    counts: dict[str, int] = defaultdict(int)
+    for n in nodes:
+        counts[n.name] += 1
+    return [n.name if n.name and counts[n.name] == 1 else f"#{i}:{n.op_type}" for i, n in enumerate(nodes)]
+
+
+def _shape_text(dims: list[int | str]) -> str | None:
+    if any(not isinstance(d, int) or d < 0 for d in dims):
+        return None
+    return ",".join(str(d) for d in dims)
+
+
+def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
+    """Flatten one ONNX model into fact tables for graph ``g``.
+
+    Args:
+        model: the loaded model (external data not loaded).
+        g: the graph's name in the facts: ``"seq"`` or ``"r{rank}"``.
+
+    Returns:
+        The tables of ``schemas/facts.dl`` except the cross-graph ones (``GraphRank``,
+        ``WorldSize``, ``NextRank``), which the caller adds.
+    """
+    facts = FactTables()
+    shapes = _value_shapes(model)
+    if _needs_inference(model, shapes):
+        shapes = {**_value_shapes(_with_inferred_shapes(model)), **shapes}
+    graph = model.graph
+    init_names = {i.name for i in graph.initializer}
+    for name in init_names:
+        facts.add("Initializer", g=g, value=name)
+    for pos, vi in enumerate(i for i in graph.input if i.name not in init_names):
+        facts.add("GraphInput", g=g, value=vi.name, pos=pos)
+    for pos, vi in enumerate(graph.output):
+        facts.add("GraphOutput", g=g, value=vi.name, pos=pos)
+
+    for name, (dtype, dims) in shapes.items():
+        facts.add("Value_DType", g=g, value=name, dtype=dtype)
+        if dims is None:
+            continue
+        facts.add("Value_NDim", g=g, value=name, ndim=len(dims))
+        for axis, d in enumerate(dims):
+            facts.add("Value_Dim", g=g, value=name, axis=axis, size=d if isinstance(d, int) and d > 0 else -1)
+        text = _shape_text(dims)
+        if text is not None:
+            facts.add("Value_Shape", g=g, value=name, shape=text)
+
+    for name, arr in _small_constants(model).items():
+        facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
+        if arr.size <= SMALL_INT_CONST and np.issubdtype(arr.dtype, np.integer):
+            for pos, v in enumerate(arr.reshape(-1).tolist()):
+                facts.add("Const_Int", g=g, value=name, pos=pos, v=int(v))
+        if name not in shapes:
+            facts.add("Value_DType", g=g, value=name, dtype=str(arr.dtype))
+            facts.add("Value_NDim", g=g, value=name, ndim=arr.ndim)
+            for axis, d in enumerate(arr.shape):
+                facts.add("Value_Dim", g=g, value=name, axis=axis, size=int(d))
+            facts.add("Value_Shape", g=g, value=name, shape=",".join(str(d) for d in arr.shape))
+
+    for index, (node_id, node) in enumerate(zip(_node_ids(graph.node), graph.node)):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        facts.add("Node", g=g, node=node_id, op=node.op_type, domain=domain, name=node.name)
+        facts.add("Node_Index", g=g, node=node_id, index=index)
+        facts.add("Node_NumInputs", g=g, node=node_id, n=len(node.input))
+        for pos, v in enumerate(node.input):
+            facts.add("Node_Input", g=g, node=node_id, pos=pos, value=v)
+        for pos, v in enumerate(node.output):
+            if v:
+                facts.add("Node_Output", g=g, node=node_id, pos=pos, value=v)
+        _attr_rows(facts, g, node_id, node)
+        src = parse_source(node)
+        if src.file:
+            facts.add("Node_Source", g=g, node=node_id, file=src.file, line=src.line, code=src.code)
+        facts.add("Node_Scope", g=g, node=node_id, scope=src.scope)
+    return facts

@@ -1,0 +1,106 @@
+"""Python oracles: shape algebra that Datalog does badly, written as facts for the rules.
+
+Each oracle reads fact tables (and, in the driver loop, derived relations) and returns new
+rows for relations declared in ``schemas/inputs.dl``. No op semantics live here: which ops
+use a reshape axis map is said by ``rules/ops/Reshape.dl``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from analyzer.facts import FactTables
+
+__all__ = ["shard_shapes", "reshape_axis_maps", "const_ints_text", "reshape_axis_map"]
+
+
+def _seq_shapes(facts: FactTables) -> dict[str, list[int]]:
+    return {
+        row["value"]: [int(x) for x in row["shape"].split(",")] if row["shape"] else []
+        for row in facts.rows("Value_Shape")
+        if row["g"] == "seq"
+    }
+
+
+def shard_shapes(facts: FactTables, world_size: int) -> FactTables:
+    """``ShardShape(s, axis, shape)``: each static seq shape with one axis divided by N.
+
+    Args:
+        facts: tables holding ``Value_Shape`` rows.
+        world_size: N.
+
+    Returns:
+        New rows, one per (seq value, axis) whose size is divisible by N.
+    """
+    out = FactTables()
+    for value, dims in _seq_shapes(facts).items():
+        for axis, size in enumerate(dims):
+            if size % world_size == 0 and size > 0:
+                local = dims.copy()
+                local[axis] = size // world_size
+                out.add("ShardShape", s=value, axis=axis, shape=",".join(map(str, local)))
+    return out
+
+
+def reshape_axis_map(in_shape: list[int], out_shape: list[int], world_size: int) -> dict[int, int]:
+    """Where a shard of each input axis lands after a row-major reshape.
+
+    Splitting input axis ``a`` into N contiguous chunks equals splitting output axis ``b``
+    into N chunks exactly when the product of the axes before them is the same and both
+    sizes are divisible by N (row-major order: ONNX Reshape spec).
+
+    Args:
+        in_shape: static input shape.
+        out_shape: static output shape with the same element count.
+        world_size: N (>= 2).
+
+    Returns:
+        in_axis -> out_axis for every input axis that maps.
+    """
+    if math.prod(in_shape) != math.prod(out_shape):
+        return {}
+    outer_out: dict[int, int] = {}
+    for b, size in enumerate(out_shape):
+        if size % world_size == 0 and size > 0:
+            outer_out.setdefault(math.prod(out_shape[:b]), b)
+    result = {}
+    for a, size in enumerate(in_shape):
+        if size % world_size == 0 and size > 0:
+            b = outer_out.get(math.prod(in_shape[:a]))
+            if b is not None:
+                result[a] = b
+    return result
+
+
+def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
+    """``ReshapeAxisMap(n, in_axis, out_axis)`` for seq nodes whose input 0 and output 0 have
+    static shapes of equal size that differ (every reshape-like node, whatever its op)."""
+    shapes = _seq_shapes(facts)
+    first_in: dict[str, str] = {}
+    first_out: dict[str, str] = {}
+    for row in facts.rows("Node_Input"):
+        if row["g"] == "seq" and row["pos"] == 0:
+            first_in[row["node"]] = row["value"]
+    for row in facts.rows("Node_Output"):
+        if row["g"] == "seq" and row["pos"] == 0:
+            first_out[row["node"]] = row["value"]
+    out = FactTables()
+    for node, src in first_in.items():
+        dst = first_out.get(node)
+        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
+            continue
+        for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
+            out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
+    return out
+
+
+def const_ints_text(facts: FactTables) -> FactTables:
+    """``Const_IntsText(g, value, text)``: small integer constants as comma-joined text."""
+    elems: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for row in facts.rows("Const_Int"):
+        elems[(row["g"], row["value"])][row["pos"]] = row["v"]
+    out = FactTables()
+    for (g, value), items in elems.items():
+        out.add("Const_IntsText", g=g, value=value, text=",".join(str(items[i]) for i in sorted(items)))
+    return out

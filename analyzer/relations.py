@@ -1,0 +1,201 @@
+"""Input relations: how graph inputs and weights of the sequential graph live on the ranks.
+
+Inferred from names and shapes (the same name on every rank; the same shape means
+``Replicate``; one axis divided by the world size means ``Shard(axis)`` with rank r holding
+chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out),
+then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
+
+    world_size: 2                 # optional; checked against the number of rank files
+    relations:
+      input_ids: replicate
+      model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
+      attn_partial: {partial: sum}
+      empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+import yaml
+
+from analyzer.errors import InputError
+from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
+
+__all__ = ["InputRelation", "infer_input_relations", "load_spec", "apply_spec", "Spec"]
+
+
+@dataclass(frozen=True)
+class InputRelation:
+    """The relation of one seq value to the ranks.
+
+    Attributes:
+        seq_value: name of the value in the sequential graph.
+        layout: the relation form.
+        rank_values: the value's name on rank 0, 1, ... (length = world size).
+        source: ``"inferred"`` or ``"spec"``.
+    """
+
+    seq_value: str
+    layout: Layout
+    rank_values: tuple[str, ...]
+    source: str = "inferred"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed relations spec file."""
+
+    path: str
+    world_size: int | None
+    relations: Mapping[str, tuple[Layout, tuple[str, ...] | None]]
+
+
+def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
+    """Shapes of graph inputs and initializers (symbolic dims as strings)."""
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
+    for init in model.graph.initializer:
+        shapes[init.name] = tuple(init.dims)
+    return shapes
+
+
+def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Layout | None:
+    if all(s == seq for s in rank_shapes):
+        return REPLICATE
+    first = rank_shapes[0]
+    if any(s != first for s in rank_shapes) or len(first) != len(seq):
+        return None
+    diff = [i for i, (a, b) in enumerate(zip(seq, first)) if a != b]
+    if len(diff) != 1:
+        return None
+    axis = diff[0]
+    a, b = seq[axis], first[axis]
+    if isinstance(a, int) and isinstance(b, int) and b * n == a:
+        return Layout("Shard", axis=axis)
+    return None
+
+
+def infer_input_relations(seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]) -> tuple[list[InputRelation], list[str]]:
+    """Infer input relations from names and shapes.
+
+    Args:
+        seq: the sequential model.
+        ranks: the rank models, rank 0 first.
+
+    Returns:
+        (relations, notes): one relation per seq graph input or initializer found by name
+        on every rank with shapes that fit a layout; a note for each one that did not.
+    """
+    n = len(ranks)
+    seq_shapes = _boundary_shapes(seq)
+    rank_shapes = [_boundary_shapes(r) for r in ranks]
+    relations: list[InputRelation] = []
+    notes: list[str] = []
+    for name, shape in seq_shapes.items():
+        missing = [r for r, shapes in enumerate(rank_shapes) if name not in shapes]
+        if missing:
+            notes.append(f"{name}: not an input or initializer of rank {missing[0]}")
+            continue
+        layout = _layout_from_shapes(shape, [s[name] for s in rank_shapes], n)
+        if layout is None:
+            got = ", ".join(str(list(s[name])) for s in rank_shapes)
+            notes.append(f"{name}: shape {list(shape)} on seq and {got} on ranks fit no layout")
+            continue
+        relations.append(InputRelation(name, layout, (name,) * n))
+    return relations, notes
+
+
+def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:
+    if isinstance(entry, str):
+        entry = {entry: True}
+    if not isinstance(entry, Mapping):
+        raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {entry!r}")
+    keys = set(entry) - {"ranks", "sections"}
+    if len(keys) != 1:
+        raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
+    kind = str(next(iter(keys))).lower()
+    value = entry[next(iter(keys))]
+    ranks = entry.get("ranks")
+    if ranks is not None and (not isinstance(ranks, list) or not all(isinstance(x, str) for x in ranks)):
+        raise InputError(f"{where}.ranks: expected a list of value names, one per rank")
+    if kind == "replicate":
+        layout = REPLICATE
+    elif kind == "partial":
+        if value not in (True, "sum", "max"):
+            raise InputError(f"{where}.partial: expected sum or max, got {value!r}")
+        layout = PARTIAL_SUM if value in (True, "sum") else Layout("Partial", reduce="max")
+    elif kind == "shard":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(f"{where}.shard: expected a non-negative axis, got {value!r}")
+        sections = entry.get("sections")
+        if sections is not None and (not isinstance(sections, list) or not all(isinstance(x, int) and x > 0 for x in sections)):
+            raise InputError(f"{where}.sections: expected a list of positive section sizes")
+        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None)
+    else:
+        raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
+    return layout, tuple(ranks) if ranks is not None else None
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read a relations spec file (format in the module docstring).
+
+    Raises:
+        InputError: missing file, YAML syntax error, or an entry that is not a layout.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such spec file")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{p}: not a valid YAML spec ({first})") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
+        raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
+    unknown = set(data) - {"world_size", "relations"}
+    if unknown:
+        raise InputError(f"{p}: unknown key {sorted(map(str, unknown))[0]!r} (expected world_size, relations)")
+    ws = data.get("world_size")
+    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
+        raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
+    rels = {str(k): _parse_layout(f"{p.name}: relations.{k}", v) for k, v in (data.get("relations") or {}).items()}
+    return Spec(str(p), ws, rels)
+
+
+def _value_names(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    names = {v.name for v in g.input} | {i.name for i in g.initializer}
+    names.update(o for node in g.node for o in node.output)
+    return names
+
+
+def apply_spec(relations: Sequence[InputRelation], spec: Spec, seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]) -> list[InputRelation]:
+    """Override or add relations from a spec.
+
+    Raises:
+        InputError: the spec's world size differs from the rank count, or it names a value
+            that is not in the sequential graph or a rank value that is not in its rank graph.
+    """
+    n = len(ranks)
+    if spec.world_size is not None and spec.world_size != n:
+        raise InputError(f"{spec.path}: spec is for world size {spec.world_size} but {n} rank files were given")
+    seq_names = _value_names(seq)
+    rank_names = [_value_names(r) for r in ranks]
+    out = {rel.seq_value: rel for rel in relations}
+    for name, (layout, rank_values) in spec.relations.items():
+        if name not in seq_names:
+            raise InputError(f"{spec.path}: '{name}' is not a value of the sequential graph")
+        values = rank_values or (name,) * n
+        if len(values) != n:
+            raise InputError(f"{spec.path}: '{name}' lists {len(values)} rank values for {n} ranks")
+        for r, v in enumerate(values):
+            if v not in rank_names[r]:
+                raise InputError(f"{spec.path}: '{v}' is not a value of rank {r}")
+        out[name] = InputRelation(name, layout, tuple(values), "spec")
+    return list(out.values())

@@ -1,0 +1,136 @@
+"""Reports of a check: coloured text (rich) and JSON.
+
+JSON schema version 1 (``--json REPORT.json``)::
+
+    {
+      "schema_version": 1,
+      "verdict": "verified" | "discrepancy",
+      "world_size": int, "engine": str, "seconds": float,
+      "timings": {"facts": s, "oracles": s, "engine": s},
+      "outputs": [{"name": str, "relation": str | null, "rank_values": [str]}],
+      "discrepancies": [            # earliest frontier first
+        {"kind": "frontier" | "output" | "collective", "graph": "seq" | "r0" ...,
+         "node": str, "op_type": str, "scope": str, "source": "file:line", "code": str,
+         "outputs": [str], "message": str,
+         "inputs": [{"name": str, "relations": [str], "producer": str | null,
+                     "producer_op": str | null, "producer_scope": str}],
+         "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str]}],
+      "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
+      "notes": [str], "no_rule_ops": [str],
+      "numeric": {output name: max abs error}    # only with --numeric
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from analyzer.api import CheckResult
+
+__all__ = ["to_json", "write_json", "print_text", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+
+def to_json(result: CheckResult) -> dict:
+    """The JSON report as a dict (schema in the module docstring)."""
+    v = result.verdict_
+    discrepancies = []
+    for d in v.discrepancies:
+        item = asdict(d)
+        item["rank_nodes"] = {str(k): val for k, val in d.rank_nodes.items()}
+        item["hint"] = d.hints[0] if d.hints else ""
+        discrepancies.append(item)
+    out = {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": v.verdict,
+        "world_size": result.inputs.world_size,
+        "engine": result.engine,
+        "seconds": round(result.seconds, 4),
+        "timings": {k: round(t, 4) for k, t in result.derivation.timings.items()},
+        "outputs": [{"name": o.name, "relation": o.relation, "rank_values": o.rank_values} for o in v.outputs],
+        "discrepancies": discrepancies,
+        "input_relations": [
+            {"name": r.seq_value, "relation": str(r.layout), "source": r.source} for r in result.inputs.relations
+        ],
+        "notes": result.inputs.notes,
+        "no_rule_ops": v.no_rule_ops,
+    }
+    if result.numeric:
+        out["numeric"] = result.numeric
+    return out
+
+
+def write_json(result: CheckResult, path: str | Path) -> None:
+    """Write the JSON report to ``path``."""
+    Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
+
+
+def _ranks_text(n: int) -> str:
+    return "rank 0" if n == 1 else f"ranks 0..{n - 1}"
+
+
+def print_text(result: CheckResult, console: Console, *, verbose: bool = False, explain: bool = False) -> None:
+    """Print the human report.
+
+    Args:
+        result: the check result.
+        console: a rich console (colour is decided by it).
+        verbose: also list every discrepancy's rank nodes and all notes.
+        explain: list the input relations that were inferred or read from the spec.
+    """
+    v = result.verdict_
+    n = result.inputs.world_size
+    if explain:
+        console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
+        for r in result.inputs.relations:
+            console.print(f"  {escape(r.seq_value)} = {r.layout} on {_ranks_text(n)}  [dim]({r.source})[/]")
+        for note in result.inputs.notes:
+            console.print(f"  [yellow]no relation:[/] {escape(note)}")
+    for o in v.outputs:
+        if o.relation:
+            console.print(f"{escape(o.name)} = {o.relation} on {_ranks_text(n)}")
+        else:
+            console.print(f"{escape(o.name)} = [red]no relation[/]")
+        if o.name in result.numeric:
+            console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}")
+    shown = v.discrepancies if verbose else v.discrepancies[:5]
+    for i, d in enumerate(shown, 1):
+        console.print()
+        if d.kind == "collective":
+            console.print(f"[red]discrepancy {i}[/]: {escape(d.message)}")
+            continue
+        where = f"{d.graph} node" if d.graph != "seq" else "frontier"
+        console.print(f"[red]discrepancy {i}[/] ({where}): [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
+        if d.message:
+            console.print(f"  {escape(d.message)}")
+        console.print(f"  scope:  {escape(d.scope) or '?'}")
+        if d.source:
+            console.print(f"  source: {escape(d.source)}")
+        if d.code:
+            console.print(f"          [dim]{escape(d.code)}[/]")
+        for inp in d.inputs:
+            rels = ", ".join(inp.relations) if inp.relations else ("no relation" if d.graph == "seq" else "")
+            prod = f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})" if inp.producer else " (graph input)"
+            console.print(f"  input {escape(inp.name)}: {rels}{prod}")
+        if d.graph == "seq":
+            if d.rank_nodes:
+                for r, names in sorted(d.rank_nodes.items()):
+                    console.print(f"  paired on rank {r}: {escape(', '.join(names))}")
+            else:
+                console.print("  paired with no rank node")
+        for h in d.hints:
+            console.print(f"  [yellow]hint:[/] {escape(h)}")
+    if len(v.discrepancies) > len(shown):
+        console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
+    if v.no_rule_ops:
+        console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
+    if result.derivation.capped:
+        console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
+    colour = "green" if v.verdict == "verified" else "red"
+    console.print(f"\n[bold {colour}]{v.verdict}[/] (world size {n}, engine {result.engine}, {result.seconds:.2f} s)")

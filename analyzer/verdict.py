@@ -1,0 +1,242 @@
+"""From derived relations to a verdict: output relations and discrepancies, earliest first.
+
+A seq output is explained when ``OutputRelation`` rebuilds it from the ranks' outputs. The
+check is ``verified`` when every output is explained and every ``Check_*`` relation is empty.
+Otherwise each discrepancy names a frontier node (``Frontier``: inputs related, output not)
+that lies upstream of an unexplained output, with its scope, source line, the relations of
+its inputs, the rank nodes it was paired with and the hints from ``rules/diagnose``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from analyzer.driver import CheckInput, Derivation
+from analyzer.layout import Layout
+from analyzer.rulebook import hints_catalog
+
+__all__ = ["OutputVerdict", "InputInfo", "Discrepancy", "Verdict", "build_verdict", "layout_of", "layout_text"]
+
+_KIND_ORDER = {"Replicate": 0, "Shard": 1, "Partial": 2}
+
+
+def layout_of(kind: str, axis: int, param: str) -> Layout:
+    """The :class:`Layout` of a (kind, axis, param) row."""
+    if kind == "Shard":
+        return Layout("Shard", axis=axis, sections=tuple(int(x) for x in param.split(",")) if param else None)
+    if kind == "Partial":
+        return Layout("Partial", reduce=param or "sum")
+    return Layout(kind)
+
+
+def layout_text(kind: str, axis: int, param: str) -> str:
+    """Display form of a (kind, axis, param) row, e.g. ``Shard(2)``."""
+    return str(layout_of(kind, axis, param))
+
+
+@dataclass
+class OutputVerdict:
+    """How one seq output is rebuilt (``relation`` is None when it is not)."""
+
+    name: str
+    relation: str | None
+    rank_values: list[str] = field(default_factory=list)
+    layout: Layout | None = None
+
+
+@dataclass
+class InputInfo:
+    """An input of a frontier node: its relations and the node that produced it."""
+
+    name: str
+    relations: list[str]
+    producer: str | None
+    producer_op: str | None
+    producer_scope: str
+
+
+@dataclass
+class Discrepancy:
+    """One place where the chain of relations breaks."""
+
+    kind: str  # "frontier" | "output" | "collective"
+    node: str
+    op_type: str
+    scope: str
+    source: str
+    code: str
+    outputs: list[str]
+    inputs: list[InputInfo]
+    rank_nodes: dict[int, list[str]]
+    hints: list[str]
+    hint_ids: list[str]
+    index: int
+    graph: str = "seq"
+    message: str = ""
+
+
+@dataclass
+class Verdict:
+    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies."""
+
+    verdict: str
+    outputs: list[OutputVerdict]
+    discrepancies: list[Discrepancy]
+    no_rule_ops: list[str]
+
+
+class _Index:
+    """Lookups over fact and derived tables (column order from the declarations)."""
+
+    def __init__(self, deriv: Derivation) -> None:
+        self.t = {**deriv.facts, **deriv.derived}
+        self.decls = deriv.decls
+
+    def rows(self, rel: str) -> list[dict]:
+        cols = [c for c, _ in self.decls[rel].columns]
+        return [dict(zip(cols, row)) for row in self.t.get(rel, [])]
+
+
+def _hint_texts() -> dict[str, str]:
+    path: Path = hints_catalog()
+    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items()}
+
+
+def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
+    """Turn derived relations into outputs and discrepancies (earliest frontier first)."""
+    ix = _Index(deriv)
+    n = inp.world_size
+    node_op: dict[tuple[str, str], str] = {}
+    node_index: dict[tuple[str, str], int] = {}
+    node_name: dict[tuple[str, str], str] = {}
+    for row in ix.rows("Node"):
+        node_op[(row["g"], row["node"])] = row["op"] if not row["domain"] else f"{row['domain']}::{row['op']}"
+        node_name[(row["g"], row["node"])] = row["name"] or row["node"]
+    for row in ix.rows("Node_Index"):
+        node_index[(row["g"], row["node"])] = row["index"]
+    scope = {(r["g"], r["node"]): r["scope"] for r in ix.rows("Node_Scope")}
+    source = {(r["g"], r["node"]): (r["file"], r["line"], r["code"]) for r in ix.rows("Node_Source")}
+    producer: dict[tuple[str, str], str] = {}
+    inputs_of: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    readers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for row in ix.rows("Node_Output"):
+        producer[(row["g"], row["value"])] = row["node"]
+    for row in ix.rows("Node_Input"):
+        inputs_of[(row["g"], row["node"])].append((row["pos"], row["value"]))
+        readers[(row["g"], row["value"])].append(row["node"])
+    holds: dict[str, list[tuple]] = defaultdict(list)
+    for row in ix.rows("Holds"):
+        holds[row["s"]].append((row["kind"], row["axis"], row["param"]))
+
+    outputs = _outputs(ix, n)
+    unexplained = [o.name for o in outputs if o.relation is None]
+    checks = [rel for rel in ix.decls if rel.startswith("Check_") and ix.t.get(rel)]
+    hints = _hint_texts()
+    hint_ids: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("Hint"):
+        hint_ids[row["n"]].append(row["hint"])
+    no_rule = sorted({f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}" for r in ix.rows("NoRule")})
+
+    def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
+        file, line, code = source.get((g, node), ("", 0, ""))
+        ins = []
+        for _, v in sorted(inputs_of.get((g, node), [])):
+            if not v:
+                continue
+            prod = producer.get((g, v))
+            rels = sorted(holds.get(v, []), key=lambda t: _KIND_ORDER.get(t[0], 9)) if g == "seq" else []
+            ins.append(InputInfo(v, [layout_text(*t) for t in rels], prod and node_name[(g, prod)],
+                                 prod and node_op[(g, prod)], scope.get((g, prod), "") if prod else ""))
+        paired: dict[int, list[str]] = defaultdict(list)
+        for row in ix.rows("Pair"):
+            if row["n"] == node and g == "seq":
+                paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
+        ids = sorted(set(hint_ids.get(node, []))) if g == "seq" else []
+        return Discrepancy(kind, node_name[(g, node)], node_op[(g, node)], scope.get((g, node), ""),
+                           f"{file}:{line}" if file else "", code, outs, ins, dict(paired),
+                           [hints.get(h, h) for h in ids], ids, node_index.get((g, node), -1), g, message)
+
+    discrepancies: list[Discrepancy] = []
+    if unexplained:
+        upstream = _ancestors("seq", unexplained, producer, inputs_of)
+        frontier: dict[str, list[str]] = defaultdict(list)
+        for row in ix.rows("Frontier"):
+            if row["n"] in upstream:
+                frontier[row["n"]].append(row["s"])
+        for node in sorted(frontier, key=lambda x: node_index.get(("seq", x), 0)):
+            discrepancies.append(info("seq", node, "frontier", frontier[node]))
+        if not discrepancies:
+            discrepancies.extend(_rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index))
+    for rel in checks:
+        for row in ix.t[rel]:
+            discrepancies.append(Discrepancy("collective", rel, "", "", "", "", [], [], {}, [], [], -1, "",
+                                             f"{rel}{tuple(row)}: collectives do not pair across ranks"))
+    verdict = "verified" if not unexplained and not checks else "discrepancy"
+    return Verdict(verdict, outputs, discrepancies, no_rule)
+
+
+def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
+    found: dict[str, list[tuple]] = defaultdict(list)
+    for row in ix.rows("OutputRelation"):
+        found[row["s"]].append((row["kind"], row["axis"], row["param"]))
+    rank_outputs = {(r["g"], r["value"]) for r in ix.rows("GraphOutput") if r["g"] != "seq"}
+    pieces: dict[tuple, list[str]] = defaultdict(lambda: [""] * n)
+    for row in ix.rows("Piece"):
+        if (f"r{row['r']}", row["d"]) in rank_outputs:
+            pieces[(row["s"], row["kind"], row["axis"], row["param"])][row["r"]] = row["d"]
+    result = []
+    for row in sorted(ix.rows("GraphOutput"), key=lambda r: r["pos"]):
+        if row["g"] != "seq":
+            continue
+        s = row["value"]
+        if found.get(s):
+            best = min(found[s], key=lambda t: _KIND_ORDER.get(t[0], 9))
+            result.append(OutputVerdict(s, layout_text(*best), pieces[(s, *best)], layout_of(*best)))
+        else:
+            result.append(OutputVerdict(s, None))
+    return result
+
+
+def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict) -> set[str]:
+    seen_nodes: set[str] = set()
+    stack = [producer[(g, v)] for v in values if (g, v) in producer]
+    while stack:
+        node = stack.pop()
+        if node in seen_nodes:
+            continue
+        seen_nodes.add(node)
+        for _, v in inputs_of.get((g, node), []):
+            p = producer.get((g, v))
+            if p is not None and p not in seen_nodes:
+                stack.append(p)
+    return seen_nodes
+
+
+def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index) -> list[Discrepancy]:
+    """Every seq node is explained but an output is not rebuilt from rank outputs: the break
+    is on the rank side (a collective or a rearrangement after it)."""
+    out = []
+    rank_front: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("RankFrontier"):
+        rank_front[row["g"]].append(row["m"])
+    for r in range(inp.world_size):
+        g = f"r{r}"
+        rank_outs = [o.name for o in inp.ranks[r].graph.output]
+        upstream = _ancestors(g, rank_outs, producer, inputs_of)
+        cands = [m for m in rank_front.get(g, []) if m in upstream]
+        if cands:
+            first = min(cands, key=lambda m: node_index.get((g, m), 0))
+            rels = ", ".join(f"{s}: {' | '.join(layout_text(*t) for t in holds.get(s, [])) or 'none'}" for s in unexplained)
+            out.append(info(g, first, "output", [], f"seq output not rebuilt from rank {r}'s outputs ({rels}); "
+                                                    "the chain of pieces stops at this rank node"))
+            break
+    if not out:
+        for s in unexplained:
+            rels = " | ".join(layout_text(*t) for t in holds.get(s, [])) or "none"
+            out.append(Discrepancy("output", s, "", "", "", "", [s], [], {}, [], [], -1, "seq",
+                                   f"seq output {s} has relations [{rels}] but no rank graph output carries them"))
+    return out
