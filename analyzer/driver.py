@@ -19,6 +19,7 @@ from analyzer.dl import load_program
 from analyzer.engines import get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts, load_model
+from analyzer.facts.canonical import canonicalize
 from analyzer.oracles import const_ints_text, reshape_axis_maps, shard_shapes
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
 from analyzer.rulebook import rule_files, schema_files
@@ -35,7 +36,7 @@ def graph_name(rank: int) -> str:
 
 @dataclass
 class CheckInput:
-    """Loaded models and their input relations."""
+    """Loaded models (as given, and in canonical form) and their input relations."""
 
     seq_path: str
     rank_paths: list[str]
@@ -43,6 +44,8 @@ class CheckInput:
     ranks: list[onnx.ModelProto]
     relations: list[InputRelation]
     notes: list[str]
+    canonical_seq: onnx.ModelProto | None = None
+    canonical_ranks: list[onnx.ModelProto] = field(default_factory=list)
 
     @property
     def world_size(self) -> int:
@@ -102,7 +105,10 @@ def load_inputs(seq_path: str | Path, rank_paths: Sequence[str | Path], spec_pat
     relations, notes = infer_input_relations(seq, ranks)
     if spec_path is not None:
         relations = apply_spec(relations, load_spec(spec_path), seq, ranks)
-    return CheckInput(str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes)
+    return CheckInput(
+        str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes,
+        canonicalize(seq), [canonicalize(m) for m in ranks],
+    )
 
 
 def _input_facts(inp: CheckInput) -> FactTables:
@@ -154,8 +160,8 @@ def derive(
     """
     t0 = time.perf_counter()
     facts = FactTables()
-    facts.extend(extract_graph_facts(inp.seq, "seq"))
-    for r, model in enumerate(inp.ranks):
+    facts.extend(extract_graph_facts(inp.canonical_seq or inp.seq, "seq"))
+    for r, model in enumerate(inp.canonical_ranks or inp.ranks):
         facts.extend(extract_graph_facts(model, graph_name(r)))
     facts.extend(_input_facts(inp))
     t_facts = time.perf_counter() - t0

@@ -14,7 +14,9 @@ JSON schema version 1 (``--json REPORT.json``)::
          "outputs": [str], "message": str,
          "inputs": [{"name": str, "relations": [str], "producer": str | null,
                      "producer_op": str | null, "producer_scope": str}],
-         "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str]}],
+         "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str],
+         "origin_node": str, "origin_scope": str, "origin_source": str}],  # where a pending
+                                                      # Partial reaching the frontier was made
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error}    # only with --numeric
@@ -124,6 +126,11 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
                     console.print(f"  paired on rank {r}: {escape(', '.join(names))}")
             else:
                 console.print("  paired with no rank node")
+        if d.origin_node:
+            console.print(
+                f"  the partial sum comes from {escape(d.origin_node)} in [bold]{escape(d.origin_scope) or '?'}[/]"
+                f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
+            )
         for h in d.hints:
             console.print(f"  [yellow]hint:[/] {escape(h)}")
     if len(v.discrepancies) > len(shown):

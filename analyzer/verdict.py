@@ -77,6 +77,9 @@ class Discrepancy:
     index: int
     graph: str = "seq"
     message: str = ""
+    origin_node: str = ""
+    origin_scope: str = ""
+    origin_source: str = ""
 
 
 @dataclass
@@ -156,9 +159,16 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             if row["n"] == node and g == "seq":
                 paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
         ids = sorted(set(hint_ids.get(node, []))) if g == "seq" else []
-        return Discrepancy(kind, node_name[(g, node)], node_op[(g, node)], scope.get((g, node), ""),
-                           f"{file}:{line}" if file else "", code, outs, ins, dict(paired),
-                           [hints.get(h, h) for h in ids], ids, node_index.get((g, node), -1), g, message)
+        d = Discrepancy(kind, node_name[(g, node)], node_op[(g, node)], scope.get((g, node), ""),
+                        f"{file}:{line}" if file else "", code, outs, ins, dict(paired),
+                        [hints.get(h, h) for h in ids], ids, node_index.get((g, node), -1), g, message)
+        origin = _partial_origin(g, node, inputs_of, producer, holds) if g == "seq" else None
+        if origin is not None:
+            ofile, oline, _ = source.get((g, origin), ("", 0, ""))
+            d.origin_node = node_name[(g, origin)]
+            d.origin_scope = scope.get((g, origin), "")
+            d.origin_source = f"{ofile}:{oline}" if ofile else ""
+        return d
 
     discrepancies: list[Discrepancy] = []
     if unexplained:
@@ -199,6 +209,27 @@ def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
         else:
             result.append(OutputVerdict(s, None))
     return result
+
+
+def _partial_origin(g: str, node: str, inputs_of: dict, producer: dict, holds: dict) -> str | None:
+    """The node that created the pending reduction reaching ``node``: walk back through
+    producers while an input holds only as Partial; that is where an all-reduce belongs."""
+
+    def partial_input(n: str) -> str | None:
+        for _, v in sorted(inputs_of.get((g, n), [])):
+            kinds = {t[0] for t in holds.get(v, [])}
+            if kinds == {"Partial"}:
+                return v
+        return None
+
+    v = partial_input(node)
+    origin = None
+    seen = set()
+    while v is not None and (g, v) in producer and v not in seen:
+        seen.add(v)
+        origin = producer[(g, v)]
+        v = partial_input(origin)
+    return origin
 
 
 def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict) -> set[str]:

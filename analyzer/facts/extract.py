@@ -25,6 +25,13 @@ __all__ = ["FactTables", "extract_graph_facts", "load_model", "SMALL_INT_CONST",
 
 SMALL_INT_CONST = 64
 SMALL_CONST = 4096
+INT32_MAX = 2**31 - 1
+
+
+def _clamp32(v: int) -> int:
+    """Engines use 32-bit integers (clingo); INT64 sentinels such as Slice's "to the end"
+    become +-INT32_MAX, which keeps their meaning for every axis size that fits in 32 bits."""
+    return max(-INT32_MAX, min(INT32_MAX, v))
 
 
 class FactTables:
@@ -166,11 +173,11 @@ def _attr_rows(facts: FactTables, g: str, node_id: str, node: onnx.NodeProto) ->
         h.update(attr.name.encode())
         h.update(repr(value).encode() if not isinstance(value, onnx.TensorProto) else value.SerializeToString())
         if attr.type == onnx.AttributeProto.INT:
-            facts.add("Node_AttrInt", g=g, node=node_id, attr=attr.name, value=int(value))
+            facts.add("Node_AttrInt", g=g, node=node_id, attr=attr.name, value=_clamp32(int(value)))
         elif attr.type == onnx.AttributeProto.INTS:
             facts.add("Node_AttrIntsLen", g=g, node=node_id, attr=attr.name, n=len(value))
             for pos, v in enumerate(value):
-                facts.add("Node_AttrInts", g=g, node=node_id, attr=attr.name, pos=pos, value=int(v))
+                facts.add("Node_AttrInts", g=g, node=node_id, attr=attr.name, pos=pos, value=_clamp32(int(v)))
         elif attr.type == onnx.AttributeProto.STRING:
             text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
             facts.add("Node_AttrStr", g=g, node=node_id, attr=attr.name, value=text)
@@ -232,7 +239,7 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
         facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
         if arr.size <= SMALL_INT_CONST and np.issubdtype(arr.dtype, np.integer):
             for pos, v in enumerate(arr.reshape(-1).tolist()):
-                facts.add("Const_Int", g=g, value=name, pos=pos, v=int(v))
+                facts.add("Const_Int", g=g, value=name, pos=pos, v=_clamp32(int(v)))
         if name not in shapes:
             facts.add("Value_DType", g=g, value=name, dtype=str(arr.dtype))
             facts.add("Value_NDim", g=g, value=name, ndim=arr.ndim)

@@ -1,0 +1,278 @@
+"""Numeric meaning of a :class:`~analyzer.layout.Layout`: split, rebuild, compare.
+
+``distribute`` turns a sequential array ``s`` into rank pieces ``d_0 .. d_{N-1}`` and
+``rebuild`` turns pieces back into ``s``; the two are inverse for every layout (exactly for
+Replicate, Shard and Partial(max), up to float rounding for Partial(sum)). The semantics are
+those documented in :mod:`analyzer.layout` (PyTorch DTensor placements; Megatron fused
+sections for ``Shard(axis, sections)``).
+
+The error measures never raise: a shape mismatch or a layout that cannot apply yields
+``inf``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from analyzer.layout import Layout
+
+__all__ = [
+    "distribute",
+    "max_abs_diff",
+    "rebuild",
+    "relation_error",
+    "relative_error",
+    "replicate_spread",
+]
+
+
+def _axis_size(value: np.ndarray, axis: int) -> int:
+    if axis >= value.ndim:
+        raise ValueError(f"axis {axis} out of range for a rank-{value.ndim} array")
+    return int(value.shape[axis])
+
+
+def _section_sizes(layout: Layout, dim: int, n: int) -> tuple[int, ...]:
+    """Sizes of the fused sections along the axis, checked against ``dim`` and ``n``."""
+    sections = tuple(layout.sections) if layout.sections else (dim,)
+    if sum(sections) != dim:
+        raise ValueError(
+            f"sections {list(sections)} sum to {sum(sections)}, axis size is {dim}"
+        )
+    for size in sections:
+        if size % n:
+            raise ValueError(
+                f"section of size {size} does not split into {n} equal chunks"
+            )
+    return sections
+
+
+def distribute(
+    layout: Layout,
+    value: np.ndarray,
+    n: int,
+    *,
+    rng: np.random.Generator | None = None,
+) -> list[np.ndarray]:
+    """Split a sequential array into the pieces ``n`` ranks hold under ``layout``.
+
+    Args:
+        layout: the relation between ``value`` and the pieces.
+        value: the sequential array ``s``.
+        n: number of ranks (>= 1).
+        rng: randomness for Partial layouts (default ``np.random.default_rng(0)``).
+            Partial(sum): ranks ``1..n-1`` get random addends, rank 0 gets the rest.
+            Partial(max): every element's maximum sits on a random rank, the other ranks
+            hold strictly smaller values (``False`` for bool).
+
+    Returns:
+        ``n`` arrays. Shard: rank ``r`` holds chunk ``r`` of ``value`` along ``axis``
+        (``shape[axis] / n``); with ``sections``, chunk ``r`` of every section, concatenated
+        in section order. Replicate: ``value`` itself for every rank.
+
+    Raises:
+        ValueError: ``n < 1``, an axis out of range, a size not divisible by ``n``,
+            sections not summing to the axis size, or Partial(sum) of a bool array.
+    """
+    if n < 1:
+        raise ValueError(f"need at least one rank, got {n}")
+    value = np.asarray(value)
+    if layout.kind == "Replicate":
+        return [value] * n
+    if layout.kind == "Shard":
+        axis = int(layout.axis)  # type: ignore[arg-type]
+        dim = _axis_size(value, axis)
+        sections = _section_sizes(layout, dim, n)
+        parts = np.split(value, np.cumsum(sections)[:-1], axis=axis)
+        chunks = [np.split(part, n, axis=axis) for part in parts]
+        return [np.concatenate([c[r] for c in chunks], axis=axis) for r in range(n)]
+    rng = rng if rng is not None else np.random.default_rng(0)
+    if layout.reduce == "sum":
+        return _partial_sum_pieces(value, n, rng)
+    return _partial_max_pieces(value, n, rng)
+
+
+def _partial_sum_pieces(
+    value: np.ndarray, n: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    if value.dtype == np.bool_:
+        raise ValueError("Partial(sum) of a bool array is not defined")
+    if np.issubdtype(value.dtype, np.integer):
+        others = [
+            rng.integers(-4, 5, size=value.shape).astype(value.dtype)
+            for _ in range(n - 1)
+        ]
+    else:
+        others = [
+            rng.standard_normal(value.shape).astype(value.dtype) for _ in range(n - 1)
+        ]
+    first = value
+    for piece in others:
+        first = first - piece
+    return [np.asarray(first, dtype=value.dtype), *others]
+
+
+def _partial_max_pieces(
+    value: np.ndarray, n: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    owner = rng.integers(0, n, size=value.shape)
+    pieces = []
+    for r in range(n):
+        if value.dtype == np.bool_:
+            lower = np.zeros_like(value)
+        elif np.issubdtype(value.dtype, np.integer):
+            lower = value - rng.integers(1, 4, size=value.shape).astype(value.dtype)
+        else:
+            gap = np.abs(rng.standard_normal(value.shape)) + 0.5
+            lower = (value - gap * np.maximum(1.0, np.abs(value))).astype(value.dtype)
+        pieces.append(np.where(owner == r, value, lower).astype(value.dtype))
+    return pieces
+
+
+def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
+    """Rebuild the sequential value from the rank pieces (inverse of :func:`distribute`).
+
+    Args:
+        layout: the relation between the sequential value and the pieces.
+        pieces: ``d_0 .. d_{N-1}``, one array per rank, in rank order.
+
+    Returns:
+        Replicate: ``pieces[0]`` (see :func:`replicate_spread` for the disagreement).
+        Shard: concatenation along ``axis``; with ``sections`` each piece is cut into
+        per-section chunks (``section / N`` each) and the sections are re-interleaved.
+        Partial(sum): elementwise sum in rank order. Partial(max): elementwise maximum.
+
+    Raises:
+        ValueError: no pieces, incompatible shapes, or sections that do not fit.
+    """
+    if not pieces:
+        raise ValueError("rebuild needs at least one piece")
+    arrays = [np.asarray(p) for p in pieces]
+    n = len(arrays)
+    if layout.kind == "Replicate":
+        return arrays[0]
+    if layout.kind == "Shard":
+        axis = int(layout.axis)  # type: ignore[arg-type]
+        if not layout.sections:
+            return np.concatenate(arrays, axis=axis)
+        sections = tuple(layout.sections)
+        local = [size // n for size in sections]
+        for r, piece in enumerate(arrays):
+            dim = _axis_size(piece, axis)
+            if dim != sum(local) or any(size % n for size in sections):
+                raise ValueError(
+                    f"piece {r} has size {dim} along axis {axis}; sections {list(sections)} "
+                    f"over {n} ranks need {sum(local)}"
+                )
+        cuts = np.cumsum(local)[:-1]
+        split = [np.split(piece, cuts, axis=axis) for piece in arrays]
+        return np.concatenate(
+            [
+                np.concatenate([split[r][i] for r in range(n)], axis=axis)
+                for i in range(len(local))
+            ],
+            axis=axis,
+        )
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"Partial pieces have different shapes {sorted(shapes)}")
+    op = np.add if layout.reduce == "sum" else np.maximum
+    return np.asarray(functools.reduce(op, arrays))
+
+
+def max_abs_diff(a: Any, b: Any) -> float:
+    """Largest ``|a - b|`` over elements, ``inf`` when the shapes differ.
+
+    Equal elements count as 0 even when infinite (``-inf`` masks), NaN against NaN counts
+    as 0, NaN against a number counts as ``inf``. Bool and integer arrays compare as
+    float64. Empty arrays of the same shape give 0.
+
+    Args:
+        a: an array (or anything ``np.asarray`` accepts).
+        b: an array of the same shape (no broadcasting).
+
+    Returns:
+        The maximum absolute difference as a Python float.
+    """
+    try:
+        x = np.asarray(a)
+        y = np.asarray(b)
+        if x.shape != y.shape:
+            return float("inf")
+        if x.size == 0:
+            return 0.0
+        x = x.astype(np.float64)
+        y = y.astype(np.float64)
+    except (TypeError, ValueError):
+        return float("inf")
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = (x == y) | (np.isnan(x) & np.isnan(y))
+        diff = np.where(same, 0.0, np.abs(x - y))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    return float(diff.max())
+
+
+def replicate_spread(pieces: Sequence[np.ndarray]) -> float:
+    """How much the ranks disagree on a value that should be replicated.
+
+    Args:
+        pieces: one array per rank.
+
+    Returns:
+        ``max_r max|d_r - d_0|`` (``inf`` if the shapes differ, 0 for a single piece).
+    """
+    if not pieces:
+        return 0.0
+    return max((max_abs_diff(p, pieces[0]) for p in pieces[1:]), default=0.0)
+
+
+def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> float:
+    """Max abs error between the sequential value and the value rebuilt from the pieces.
+
+    Args:
+        layout: the claimed relation.
+        seq_value: the sequential value ``s``.
+        pieces: ``d_0 .. d_{N-1}``.
+
+    Returns:
+        Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Otherwise
+        ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
+        cannot apply; never raises.
+    """
+    if not pieces:
+        return float("inf")
+    if layout.kind == "Replicate":
+        return max(max_abs_diff(p, seq_value) for p in pieces)
+    try:
+        rebuilt = rebuild(layout, [np.asarray(p) for p in pieces])
+    except (ValueError, TypeError, np.exceptions.AxisError):
+        return float("inf")
+    return max_abs_diff(rebuilt, seq_value)
+
+
+def relative_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> float:
+    """:func:`relation_error` divided by the largest finite ``|s|``.
+
+    Args:
+        layout: the claimed relation.
+        seq_value: the sequential value ``s``.
+        pieces: ``d_0 .. d_{N-1}``.
+
+    Returns:
+        ``relation_error / max(max|s|, tiny)`` over the finite elements of ``s`` (``tiny``
+        is the smallest normal float32); 0 when the error is 0, ``inf`` when it is ``inf``.
+    """
+    err = relation_error(layout, seq_value, pieces)
+    if err == 0.0 or not np.isfinite(err):
+        return err
+    try:
+        s = np.asarray(seq_value, dtype=np.float64)
+        finite = np.abs(s[np.isfinite(s)])
+        scale = float(finite.max()) if finite.size else 0.0
+    except (TypeError, ValueError):
+        return float("inf")
+    return err / max(scale, float(np.finfo(np.float32).tiny))

@@ -1,0 +1,89 @@
+"""The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs.
+
+Runs :func:`analyzer.simulate.witness` with the check's input relations. An output that the
+rules explain is rebuilt with the relation found; an output they do not explain is rebuilt as
+``Replicate`` from the rank outputs at the same position (what a user of the distributed
+program reads), so a bug report carries the size of the error it causes.
+"""
+
+from __future__ import annotations
+
+from analyzer.driver import CheckInput
+from analyzer.errors import InputError
+from analyzer.layout import REPLICATE
+from analyzer.simulate import SimulationError, witness
+from analyzer.verdict import Verdict
+
+__all__ = ["numeric_errors"]
+
+
+def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[str, float]:
+    """Max abs error of every seq output, rebuilt from the ranks (see module docstring).
+
+    Raises:
+        InputError: the graphs cannot be simulated (one-line reason).
+    """
+    init = {i.name for i in inp.seq.graph.initializer}
+    fed = {
+        rel.seq_value: rel.layout
+        for rel in inp.relations
+        if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
+    }
+    wanted = {}
+    for pos, out in enumerate(verdict.outputs):
+        if out.layout is not None and all(out.rank_values):
+            wanted[out.name] = (out.layout, out.rank_values)
+        else:
+            wanted[out.name] = (REPLICATE, [m.graph.output[pos].name for m in inp.ranks])
+    try:
+        return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
+    except SimulationError as exc:
+        raise InputError(f"numeric witness: {exc}") from None
+
+
+def confirm_relations(inp: CheckInput, derived: dict[str, list[tuple]], decls: dict, *, seed: int = 0, tol: float = 1e-4) -> tuple[int, list[tuple[str, str, float]]]:
+    """Confirm on numbers every relation the rules derived (``Holds`` with its ``Piece`` rows).
+
+    Every rank alternative is checked: for each holding relation, the first piece of every
+    rank is taken, and each other piece of a rank is swapped in once.
+
+    Args:
+        inp: the check's inputs.
+        derived: derived relations (``Piece``, ``Holds``) as tuples.
+        decls: declarations for their column order.
+        seed: random seed of the simulation.
+        tol: largest accepted max abs error.
+
+    Returns:
+        (number of relations checked, [(seq value, layout text, error)] of refuted ones).
+    """
+    from collections import defaultdict
+
+    from analyzer.simulate import check_relations, run_ranks
+    from analyzer.verdict import layout_of
+
+    cols = list(decls["Piece"].column_names)
+    holds = {tuple(row) for row in derived.get("Holds", [])}
+    pieces: dict[tuple, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for row in derived.get("Piece", []):
+        p = dict(zip(cols, row))
+        key = (p["s"], p["kind"], p["axis"], p["param"])
+        if key in holds:
+            pieces[key][p["r"]].append(p["d"])
+    init = {i.name for i in inp.seq.graph.initializer}
+    fed = {
+        rel.seq_value: rel.layout
+        for rel in inp.relations
+        if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
+    }
+    sim = run_ranks(inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seed=seed, keep_intermediates=True)
+    checks = []
+    for (s, kind, axis, param), per_rank in pieces.items():
+        layout = layout_of(kind, axis, param)
+        base = [sorted(per_rank[r])[0] for r in range(inp.world_size)]
+        checks.append((s, layout, base))
+        for r in range(inp.world_size):
+            for alt in sorted(per_rank[r])[1:]:
+                checks.append((s, layout, [*base[:r], alt, *base[r + 1:]]))
+    failed = check_relations(sim, checks, tol)
+    return len(checks), [(s, str(layout), err) for s, layout, err in failed]

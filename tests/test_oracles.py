@@ -1,0 +1,41 @@
+"""Shape algebra oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from analyzer.oracles import reshape_axis_map
+
+
+def test_split_heads():
+    assert reshape_axis_map([1, 8, 64], [1, 8, 4, 16], 2) == {1: 1, 2: 2}
+
+
+def test_merge_heads():
+    assert reshape_axis_map([1, 8, 4, 16], [1, 8, 64], 2) == {1: 1, 2: 2}
+
+
+def test_shard_on_inner_factor_does_not_map():
+    # [B, S, H] -> [B*S, H]: S is no longer an axis of its own
+    assert 1 not in reshape_axis_map([2, 8, 64], [16, 64], 2)
+
+
+@given(
+    outer=st.integers(1, 4), a=st.sampled_from([2, 4, 6, 8]), inner=st.sampled_from([1, 2, 3, 4]),
+    split=st.sampled_from([1, 2]),
+)
+def test_map_agrees_with_numpy(outer, a, inner, split):
+    """Chunk r of the input reshaped equals chunk r of the reshaped input along the mapped axis."""
+    n = 2
+    in_shape = [outer, a, inner * split]
+    out_shape = [outer, a, inner, split]
+    amap = reshape_axis_map(in_shape, out_shape, n)
+    x = np.arange(np.prod(in_shape)).reshape(in_shape)
+    for ax, bx in amap.items():
+        local_shape = list(out_shape)
+        local_shape[bx] //= n
+        for r in range(n):
+            local = np.split(x, n, axis=ax)[r].reshape(local_shape)
+            assert np.array_equal(local, np.split(x.reshape(out_shape), n, axis=bx)[r])
