@@ -93,8 +93,11 @@ def check(
     """
     t0 = time.perf_counter()
     inp = load_inputs(seq, ranks, relations)
+    t_load = time.perf_counter() - t0
     deriv = derive(inp, engine=engine, extra_rules=rules)
+    t1 = time.perf_counter()
     verdict = build_verdict(inp, deriv)
+    deriv.timings = {"load": t_load, **deriv.timings, "verdict": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:
         from analyzer.witness import numeric_errors

@@ -1,0 +1,65 @@
+"""Front end for the Soufflé-syntax Datalog subset the analysis rules are written in.
+
+``load_program`` parses and checks ``.dl`` files into a :class:`Program` (see
+``docs/datalog_subset.md`` for the subset); ``read_decls`` is how the rest of the project
+learns relation names and column order from ``schemas/*.dl``; the ``*_facts_dir`` helpers
+read and write Soufflé's tab-separated fact files. Engines live in :mod:`analyzer.engines`;
+golden-case testing of rules is in :mod:`analyzer.dl.golden`.
+"""
+
+from __future__ import annotations
+
+from analyzer.dl.errors import DatalogError, Loc
+from analyzer.dl.facts_io import (
+    read_facts_dir,
+    read_relation_file,
+    write_facts_dir,
+    write_relation_file,
+)
+from analyzer.dl.parser import load_program, parse_string, read_decls
+from analyzer.dl.printer import to_souffle
+from analyzer.dl.strata import strata
+from analyzer.dl.syntax import (
+    Aggregate,
+    Atom,
+    BinOp,
+    Call,
+    Const,
+    Constraint,
+    Decl,
+    Fact,
+    Negation,
+    Program,
+    Rule,
+    TypeDecl,
+    Var,
+    Wildcard,
+)
+
+__all__ = [
+    "Aggregate",
+    "Atom",
+    "BinOp",
+    "Call",
+    "Const",
+    "Constraint",
+    "DatalogError",
+    "Decl",
+    "Fact",
+    "Loc",
+    "Negation",
+    "Program",
+    "Rule",
+    "TypeDecl",
+    "Var",
+    "Wildcard",
+    "load_program",
+    "parse_string",
+    "read_decls",
+    "read_facts_dir",
+    "read_relation_file",
+    "strata",
+    "to_souffle",
+    "write_facts_dir",
+    "write_relation_file",
+]

@@ -1,0 +1,140 @@
+"""Single rules on small hand-written graphs (ONNX text), each verdict confirmed on numbers."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from conftest import model_from_text
+
+from analyzer import check
+from analyzer.witness import confirm_relations
+
+HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
+
+
+def _run(write_models, seq: str, ranks: list[str]):
+    models = {"seq": model_from_text(HEADER + seq)}
+    for r, text in enumerate(ranks):
+        models[f"rank{r}"] = onnx.parser.parse_model(HEADER + text)  # contrib ops: no checker
+    paths = write_models(models)
+    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(len(ranks))], numeric=True)
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert refuted == [], refuted
+    return result
+
+
+SEQ_MLP = """
+mlp (float[4, 8] x, float[8, 16] w1, float[16, 8] w2) => (float[4, 8] y) {
+  h = MatMul(x, w1)
+  a = Relu(h)
+  y = MatMul(a, w2)
+}
+"""
+
+
+def _rank_mlp(reduce: bool) -> str:
+    tail = "z = MatMul(a, w2)\n  y = com.microsoft.AllReduce(z)" if reduce else "y = MatMul(a, w2)"
+    return f"""
+mlp (float[4, 8] x, float[8, 8] w1, float[8, 8] w2) => (float[4, 8] y) {{
+  h = MatMul(x, w1)
+  a = Relu(h)
+  {tail}
+}}
+"""
+
+
+def test_column_then_row_parallel_with_allreduce_is_verified(write_models):
+    result = _run(write_models, SEQ_MLP, [_rank_mlp(True), _rank_mlp(True)])
+    assert result.verdict == "verified"
+    assert result.verdict_.outputs[0].relation == "Replicate"
+    assert result.numeric["y"] < 1e-5
+
+
+def test_missing_allreduce_leaves_a_partial_output(write_models):
+    result = _run(write_models, SEQ_MLP, [_rank_mlp(False), _rank_mlp(False)])
+    # y is still rebuilt, but as a sum of the ranks' outputs, not replicated
+    assert result.verdict_.outputs[0].relation == "Partial(sum)"
+
+
+SEQ_NORM = """
+norm (float[4, 8] x, float[8, 16] w1) => (float[4, 1] y) {
+  h = MatMul(x, w1)
+  y = ReduceMean<keepdims = 1>(h, axes)
+}
+<int64[1] axes = {1}>
+"""
+
+
+def test_norm_over_a_sharded_axis_is_flagged(write_models):
+    seq = SEQ_NORM.replace("<int64[1] axes = {1}>", "")
+    seq = seq.replace("=> (float[4, 1] y) {", "=> (float[4, 1] y) <int64[1] axes = {1}> {")
+    rank = seq.replace("float[8, 16] w1", "float[8, 8] w1")
+    result = _run(write_models, seq, [rank, rank])
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "ReduceMean"
+    assert "reduce-over-shard" in first.hint_ids
+    assert result.numeric["y"] > 1e-3
+
+
+def test_unknown_op_is_named_not_crashed(write_models):
+    seq = """
+    g (float[4, 8] x, float[8, 16] w1) => (float[4, 16] y) {
+      h = MatMul(x, w1)
+      y = Hardmax2(h)
+    }
+    """
+    seq_model_text = seq.replace("Hardmax2(h)", "com.example.MyOp(h)")
+    rank = seq_model_text.replace("float[8, 16] w1", "float[8, 8] w1").replace("float[4, 16] y", "float[4, 8] y")
+    models = {"seq": onnx.parser.parse_model(HEADER.replace('"com.microsoft" : 1', '"com.example" : 1') + seq_model_text)}
+    for r in range(2):
+        models[f"rank{r}"] = onnx.parser.parse_model(HEADER.replace('"com.microsoft" : 1', '"com.example" : 1') + rank)
+    paths = write_models(models)
+    result = check(paths["seq"], [paths["rank0"], paths["rank1"]])
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.no_rule_ops == ["com.example::MyOp"]
+    assert result.verdict_.discrepancies[0].hint_ids == ["no-rule"]
+
+
+def test_collectives_in_different_orders_are_reported(write_models):
+    seq = """
+    g (float[4, 8] x, float[8, 16] w1, float[16, 8] w2) => (float[4, 8] y) {
+      h = MatMul(x, w1)
+      y = MatMul(h, w2)
+    }
+    """
+    rank0 = """
+    g (float[4, 8] x, float[8, 8] w1, float[8, 8] w2) => (float[4, 8] y) {
+      h = MatMul(x, w1)
+      hg = com.microsoft.AllGather<axis = 1, group_size = 2>(h)
+      z = MatMul(h, w2)
+      y = com.microsoft.AllReduce(z)
+    }
+    """
+    rank1 = """
+    g (float[4, 8] x, float[8, 8] w1, float[8, 8] w2) => (float[4, 8] y) {
+      h = MatMul(x, w1)
+      z = MatMul(h, w2)
+      y = com.microsoft.AllReduce(z)
+      hg = com.microsoft.AllGather<axis = 1, group_size = 2>(h)
+    }
+    """
+    models = {"seq": model_from_text(HEADER + seq), "rank0": onnx.parser.parse_model(HEADER + rank0),
+              "rank1": onnx.parser.parse_model(HEADER + rank1)}
+    paths = write_models(models)
+    result = check(paths["seq"], [paths["rank0"], paths["rank1"]])
+    assert result.verdict == "discrepancy"
+    assert any(d.kind == "collective" for d in result.verdict_.discrepancies)
+
+
+@pytest.mark.parametrize("perm, expected", [("[1, 0]", "Shard(0)"), ("[0, 1]", "Shard(1)")])
+def test_transpose_moves_the_shard_axis(write_models, perm, expected):
+    seq = f"""
+    g (float[4, 8] x, float[8, 16] w1) => (float[16, 4] y) {{
+      h = MatMul(x, w1)
+      y = Transpose<perm = {perm}>(h)
+    }}
+    """.replace("float[16, 4] y", "float[16, 4] y" if perm == "[1, 0]" else "float[4, 16] y")
+    rank = seq.replace("float[8, 16] w1", "float[8, 8] w1").replace("float[16, 4] y", "float[8, 4] y").replace("float[4, 16] y", "float[4, 8] y")
+    result = _run(write_models, seq, [rank, rank])
+    assert result.verdict_.outputs[0].relation == expected
