@@ -97,7 +97,7 @@ def check(
     deriv = derive(inp, engine=engine, extra_rules=rules)
     t1 = time.perf_counter()
     verdict = build_verdict(inp, deriv)
-    deriv.timings = {"load": t_load, **deriv.timings, "verdict": time.perf_counter() - t1}
+    deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:
         from analyzer.witness import numeric_errors

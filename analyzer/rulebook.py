@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 __all__ = ["rules_dir", "schemas_dir", "rule_files", "schema_files", "hints_catalog"]
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
 
 
-def _package_dir(package: str, fallback: str) -> Path:
-    source = _REPO_ROOT / fallback
-    if source.is_dir():
-        return source
-    try:
-        return Path(str(resources.files(package)))
-    except (ModuleNotFoundError, TypeError):
-        return source
+def _data_dir(name: str) -> Path:
+    # Installed: setup.cfg maps rules/ and schemas/ into the package (analyzer/rules).
+    # Source checkout: they sit beside the package.
+    installed = _PACKAGE / name
+    return installed if installed.is_dir() else _PACKAGE.parent / name
 
 
 def rules_dir() -> Path:
     """Folder of the bundled rule library (``rules/``)."""
-    return _package_dir("analyzer.rules", "rules")
+    return _data_dir("rules")
 
 
 def schemas_dir() -> Path:
     """Folder of the bundled schema (``schemas/``)."""
-    return _package_dir("analyzer.schemas", "schemas")
+    return _data_dir("schemas")
 
 
 def schema_files() -> list[Path]:

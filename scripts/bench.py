@@ -63,7 +63,7 @@ def main(repeat: int, out_path: str) -> None:
         data, wall, rss = med
         rows.append((folder.name, cfg["world_size"], data["nodes"], data["facts_rows"], data["verdict"], wall,
                      data["import"], data["load"], data["facts"], data["oracles"], data["engine"],
-                     data["verdict"], rss,
+                     data["report"], rss,
                      statistics.pstdev([r[1] for r in runs])))
         click.echo(f"{folder.name}: {wall:.2f} s, {rss:.0f} MiB, {data['verdict']}")
     lines = [
@@ -75,7 +75,7 @@ def main(repeat: int, out_path: str) -> None:
         "facts = ONNX load + canonical form + fact extraction, oracles = shape algebra,",
         "engine = clingo grounding + solving of the rule library, rest = verdict and report data.",
         "",
-        "| case | N | nodes/rank | fact rows | verdict | wall s (±sd) | import s | load s | facts s | oracles s | engine s | verdict s | peak RSS MiB |",
+        "| case | N | nodes/rank | fact rows | verdict | wall s (±sd) | import s | load s | facts s | oracles s | engine s | report s | peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (name, n, nodes, nfacts, verdict, wall, imp, load, facts, orc, eng, verd, rss, sd) in rows:
