@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from pathlib import Path
 
 import click
 from rich.console import Console
@@ -41,7 +40,10 @@ def _user_errors(fn):
         except Exception as exc:  # a bug of ours: still one line unless asked for more
             if os.environ.get("SHARDLOG_DEBUG"):
                 raise
-            click.echo(f"shardlog: internal error: {type(exc).__name__}: {exc} (set SHARDLOG_DEBUG=1 for a traceback)", err=True)
+            click.echo(
+                f"shardlog: internal error: {type(exc).__name__}: {exc} (set SHARDLOG_DEBUG=1 for a traceback)",
+                err=True,
+            )
             sys.exit(3)
 
     return wrapper
@@ -58,7 +60,9 @@ def main() -> None:
 @click.argument("ranks", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--relations", "spec", type=click.Path(dir_okay=False), help="YAML spec of input relations.")
 @click.option("--engine", default="clingo", show_default=True, type=click.Choice(["clingo", "souffle", "pydatalog"]))
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rule folder (repeatable).")
+@click.option(
+    "--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rule folder (repeatable)."
+)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
 @click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
@@ -73,7 +77,9 @@ def check(seq, ranks, spec, engine, rule_dirs, json_path, out_dir, numeric, seed
     from analyzer.report import print_text, write_json
     from analyzer.tables import write_tables
 
-    result = run_check(seq, list(ranks), relations=spec, engine=engine, rules=list(rule_dirs), numeric=numeric, seed=seed)
+    result = run_check(
+        seq, list(ranks), relations=spec, engine=engine, rules=list(rule_dirs), numeric=numeric, seed=seed
+    )
     if json_path:
         write_json(result, json_path)
     if out_dir:

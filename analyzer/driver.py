@@ -74,7 +74,9 @@ class Derivation:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _check_same_model(seq_path: str, seq: onnx.ModelProto, rank_paths: Sequence[str], ranks: Sequence[onnx.ModelProto]) -> None:
+def _check_same_model(
+    seq_path: str, seq: onnx.ModelProto, rank_paths: Sequence[str], ranks: Sequence[onnx.ModelProto]
+) -> None:
     seq_outputs = len(seq.graph.output)
     seq_names = {i.name for i in seq.graph.initializer} | {i.name for i in seq.graph.input}
     for r, (path, model) in enumerate(zip(rank_paths, ranks)):
@@ -90,7 +92,9 @@ def _check_same_model(seq_path: str, seq: onnx.ModelProto, rank_paths: Sequence[
             )
 
 
-def load_inputs(seq_path: str | Path, rank_paths: Sequence[str | Path], spec_path: str | Path | None = None) -> CheckInput:
+def load_inputs(
+    seq_path: str | Path, rank_paths: Sequence[str | Path], spec_path: str | Path | None = None
+) -> CheckInput:
     """Load the sequential and rank models and work out the input relations.
 
     Raises:
@@ -106,8 +110,14 @@ def load_inputs(seq_path: str | Path, rank_paths: Sequence[str | Path], spec_pat
     if spec_path is not None:
         relations = apply_spec(relations, load_spec(spec_path), seq, ranks)
     return CheckInput(
-        str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes,
-        canonicalize(seq), [canonicalize(m) for m in ranks],
+        str(seq_path),
+        [str(p) for p in rank_paths],
+        seq,
+        ranks,
+        relations,
+        notes,
+        canonicalize(seq),
+        [canonicalize(m) for m in ranks],
     )
 
 

@@ -81,7 +81,9 @@ def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Lay
     return None
 
 
-def infer_input_relations(seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]) -> tuple[list[InputRelation], list[str]]:
+def infer_input_relations(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]
+) -> tuple[list[InputRelation], list[str]]:
     """Infer input relations from names and shapes.
 
     Args:
@@ -134,7 +136,9 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InputError(f"{where}.shard: expected a non-negative axis, got {value!r}")
         sections = entry.get("sections")
-        if sections is not None and (not isinstance(sections, list) or not all(isinstance(x, int) and x > 0 for x in sections)):
+        if sections is not None and (
+            not isinstance(sections, list) or not all(isinstance(x, int) and x > 0 for x in sections)
+        ):
             raise InputError(f"{where}.sections: expected a list of positive section sizes")
         layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None)
     else:
@@ -175,7 +179,9 @@ def _value_names(model: onnx.ModelProto) -> set[str]:
     return names
 
 
-def apply_spec(relations: Sequence[InputRelation], spec: Spec, seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]) -> list[InputRelation]:
+def apply_spec(
+    relations: Sequence[InputRelation], spec: Spec, seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]
+) -> list[InputRelation]:
     """Override or add relations from a spec.
 
     Raises:

@@ -118,7 +118,11 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             console.print(f"          [dim]{escape(d.code)}[/]")
         for inp in d.inputs:
             rels = ", ".join(inp.relations) if inp.relations else ("no relation" if d.graph == "seq" else "")
-            prod = f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})" if inp.producer else " (graph input or weight)"
+            prod = (
+                f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})"
+                if inp.producer
+                else " (graph input or weight)"
+            )
             console.print(f"  input {escape(inp.name)}: {rels}{prod}")
         if d.graph == "seq":
             if d.rank_nodes:

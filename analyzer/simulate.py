@@ -103,9 +103,7 @@ class SimResult:
                 (rerun with ``keep_intermediates=True`` for intermediate values).
         """
         if len(names) != len(self.ranks):
-            raise SimulationError(
-                f"{len(names)} rank value names for {len(self.ranks)} ranks"
-            )
+            raise SimulationError(f"{len(names)} rank value names for {len(self.ranks)} ranks")
         out = []
         for r, name in enumerate(names):
             if name not in self.ranks[r]:
@@ -126,9 +124,7 @@ def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
     ``ReferenceEvaluator`` does not pass ``new_ops`` to function bodies, so functions are
     inlined (the call sites' outputs keep their names). The caller's model is not changed.
     """
-    missing = {d for d, _ in find_collectives(model)} - {
-        o.domain for o in model.opset_import
-    }
+    missing = {d for d, _ in find_collectives(model)} - {o.domain for o in model.opset_import}
     if not model.functions and not missing:
         return model
     out = onnx.ModelProto()
@@ -168,13 +164,9 @@ def _evaluate(
 ) -> dict[str, Any]:
     """Run one graph; any failure becomes a one-line :class:`SimulationError`."""
     try:
-        evaluator = ReferenceEvaluator(
-            model, new_ops=collective_ops_for(model, rank, hub)
-        )
+        evaluator = ReferenceEvaluator(model, new_ops=collective_ops_for(model, rank, hub))
     except Exception as exc:
-        raise SimulationError(
-            f"{where}: cannot load the graph: {_one_line(exc)}"
-        ) from exc
+        raise SimulationError(f"{where}: cannot load the graph: {_one_line(exc)}") from exc
     try:
         if keep_intermediates:
             values = evaluator.run(None, dict(feeds), intermediate=True)
@@ -218,10 +210,7 @@ def _run_threads(
         else:
             hub.finish(r)
 
-    threads = [
-        threading.Thread(target=work, args=(r,), name=f"shardlog-rank{r}", daemon=True)
-        for r in range(n)
-    ]
+    threads = [threading.Thread(target=work, args=(r,), name=f"shardlog-rank{r}", daemon=True) for r in range(n)]
     for t in threads:
         t.start()
     for t in threads:

@@ -67,6 +67,8 @@ def query_table(out_dir: str | Path, relation: str, conditions: Sequence[str] = 
         if not sep:
             raise InputError(f"--where {cond!r}: expected col=value")
         if col not in frame.columns:
-            raise InputError(f"--where {cond!r}: {relation} has no column {col!r} (columns: {', '.join(frame.columns)})")
+            raise InputError(
+                f"--where {cond!r}: {relation} has no column {col!r} (columns: {', '.join(frame.columns)})"
+            )
         frame = frame[frame[col] == value]
     return frame

@@ -152,16 +152,36 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
                 continue
             prod = producer.get((g, v))
             rels = sorted(holds.get(v, []), key=lambda t: _KIND_ORDER.get(t[0], 9)) if g == "seq" else []
-            ins.append(InputInfo(v, [layout_text(*t) for t in rels], prod and node_name[(g, prod)],
-                                 prod and node_op[(g, prod)], scope.get((g, prod), "") if prod else ""))
+            ins.append(
+                InputInfo(
+                    v,
+                    [layout_text(*t) for t in rels],
+                    prod and node_name[(g, prod)],
+                    prod and node_op[(g, prod)],
+                    scope.get((g, prod), "") if prod else "",
+                )
+            )
         paired: dict[int, list[str]] = defaultdict(list)
         for row in ix.rows("Pair"):
             if row["n"] == node and g == "seq":
                 paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
         ids = sorted(set(hint_ids.get(node, []))) if g == "seq" else []
-        d = Discrepancy(kind, node_name[(g, node)], node_op[(g, node)], scope.get((g, node), ""),
-                        f"{file}:{line}" if file else "", code, outs, ins, dict(paired),
-                        [hints.get(h, h) for h in ids], ids, node_index.get((g, node), -1), g, message)
+        d = Discrepancy(
+            kind,
+            node_name[(g, node)],
+            node_op[(g, node)],
+            scope.get((g, node), ""),
+            f"{file}:{line}" if file else "",
+            code,
+            outs,
+            ins,
+            dict(paired),
+            [hints.get(h, h) for h in ids],
+            ids,
+            node_index.get((g, node), -1),
+            g,
+            message,
+        )
         origin = _partial_origin(g, node, inputs_of, producer, holds) if g == "seq" else None
         if origin is not None:
             ofile, oline, _ = source.get((g, origin), ("", 0, ""))
@@ -183,8 +203,24 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             discrepancies.extend(_rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index))
     for rel in checks:
         for row in ix.t[rel]:
-            discrepancies.append(Discrepancy("collective", rel, "", "", "", "", [], [], {}, [], [], -1, "",
-                                             f"{rel}{tuple(row)}: collectives do not pair across ranks"))
+            discrepancies.append(
+                Discrepancy(
+                    "collective",
+                    rel,
+                    "",
+                    "",
+                    "",
+                    "",
+                    [],
+                    [],
+                    {},
+                    [],
+                    [],
+                    -1,
+                    "",
+                    f"{rel}{tuple(row)}: collectives do not pair across ranks",
+                )
+            )
     verdict = "verified" if not unexplained and not checks else "discrepancy"
     return Verdict(verdict, outputs, discrepancies, no_rule)
 
@@ -261,13 +297,39 @@ def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_inde
         cands = [m for m in rank_front.get(g, []) if m in upstream]
         if cands:
             first = min(cands, key=lambda m: node_index.get((g, m), 0))
-            rels = ", ".join(f"{s}: {' | '.join(layout_text(*t) for t in holds.get(s, [])) or 'none'}" for s in unexplained)
-            out.append(info(g, first, "output", [], f"seq output not rebuilt from rank {r}'s outputs ({rels}); "
-                                                    "the chain of pieces stops at this rank node"))
+            rels = ", ".join(
+                f"{s}: {' | '.join(layout_text(*t) for t in holds.get(s, [])) or 'none'}" for s in unexplained
+            )
+            out.append(
+                info(
+                    g,
+                    first,
+                    "output",
+                    [],
+                    f"seq output not rebuilt from rank {r}'s outputs ({rels}); "
+                    "the chain of pieces stops at this rank node",
+                )
+            )
             break
     if not out:
         for s in unexplained:
             rels = " | ".join(layout_text(*t) for t in holds.get(s, [])) or "none"
-            out.append(Discrepancy("output", s, "", "", "", "", [s], [], {}, [], [], -1, "seq",
-                                   f"seq output {s} has relations [{rels}] but no rank graph output carries them"))
+            out.append(
+                Discrepancy(
+                    "output",
+                    s,
+                    "",
+                    "",
+                    "",
+                    "",
+                    [s],
+                    [],
+                    {},
+                    [],
+                    [],
+                    -1,
+                    "seq",
+                    f"seq output {s} has relations [{rels}] but no rank graph output carries them",
+                )
+            )
     return out

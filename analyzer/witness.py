@@ -41,7 +41,9 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
         raise InputError(f"numeric witness: {exc}") from None
 
 
-def confirm_relations(inp: CheckInput, derived: dict[str, list[tuple]], decls: dict, *, seed: int = 0, tol: float = 1e-4) -> tuple[int, list[tuple[str, str, float]]]:
+def confirm_relations(
+    inp: CheckInput, derived: dict[str, list[tuple]], decls: dict, *, seed: int = 0, tol: float = 1e-4
+) -> tuple[int, list[tuple[str, str, float]]]:
     """Confirm on numbers every relation the rules derived (``Holds`` with its ``Piece`` rows).
 
     Every rank alternative is checked: for each holding relation, the first piece of every
@@ -76,7 +78,9 @@ def confirm_relations(inp: CheckInput, derived: dict[str, list[tuple]], decls: d
         for rel in inp.relations
         if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
     }
-    sim = run_ranks(inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seed=seed, keep_intermediates=True)
+    sim = run_ranks(
+        inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seed=seed, keep_intermediates=True
+    )
     checks = []
     for (s, kind, axis, param), per_rank in pieces.items():
         layout = layout_of(kind, axis, param)
@@ -84,6 +88,6 @@ def confirm_relations(inp: CheckInput, derived: dict[str, list[tuple]], decls: d
         checks.append((s, layout, base))
         for r in range(inp.world_size):
             for alt in sorted(per_rank[r])[1:]:
-                checks.append((s, layout, [*base[:r], alt, *base[r + 1:]]))
+                checks.append((s, layout, [*base[:r], alt, *base[r + 1 :]]))
     failed = check_relations(sim, checks, tol)
     return len(checks), [(s, str(layout), err) for s, layout, err in failed]

@@ -38,8 +38,12 @@ print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r
 
 def _run_child(seq: Path, ranks: list[Path]) -> tuple[dict, float, float]:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(seq), *map(str, ranks)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(seq), *map(str, ranks)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     out = proc.stdout.read().decode()
@@ -61,10 +65,24 @@ def main(repeat: int, out_path: str) -> None:
         runs = [_run_child(folder / "seq.onnx", ranks) for _ in range(repeat)]
         med = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
         data, wall, rss = med
-        rows.append((folder.name, cfg["world_size"], data["nodes"], data["facts_rows"], data["verdict"], wall,
-                     data["import"], data["load"], data["facts"], data["oracles"], data["engine"],
-                     data["report"], rss,
-                     statistics.pstdev([r[1] for r in runs])))
+        rows.append(
+            (
+                folder.name,
+                cfg["world_size"],
+                data["nodes"],
+                data["facts_rows"],
+                data["verdict"],
+                wall,
+                data["import"],
+                data["load"],
+                data["facts"],
+                data["oracles"],
+                data["engine"],
+                data["report"],
+                rss,
+                statistics.pstdev([r[1] for r in runs]),
+            )
+        )
         click.echo(f"{folder.name}: {wall:.2f} s, {rss:.0f} MiB, {data['verdict']}")
     lines = [
         "# Benchmarks",
@@ -75,12 +93,15 @@ def main(repeat: int, out_path: str) -> None:
         "facts = ONNX load + canonical form + fact extraction, oracles = shape algebra,",
         "engine = clingo grounding + solving of the rule library, rest = verdict and report data.",
         "",
-        "| case | N | nodes/rank | fact rows | verdict | wall s (±sd) | import s | load s | facts s | oracles s | engine s | report s | peak RSS MiB |",
+        "| case | N | nodes/rank | fact rows | verdict | wall s (±sd) | import s | load s | facts s "
+        "| oracles s | engine s | report s | peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for (name, n, nodes, nfacts, verdict, wall, imp, load, facts, orc, eng, verd, rss, sd) in rows:
-        lines.append(f"| {name} | {n} | {nodes} | {nfacts} | {verdict} | {wall:.2f} (±{sd:.2f}) | {imp:.2f} | "
-                     f"{load:.3f} | {facts:.3f} | {orc:.3f} | {eng:.3f} | {verd:.3f} | {rss:.0f} |")
+    for name, n, nodes, nfacts, verdict, wall, imp, load, facts, orc, eng, verd, rss, sd in rows:
+        lines.append(
+            f"| {name} | {n} | {nodes} | {nfacts} | {verdict} | {wall:.2f} (±{sd:.2f}) | {imp:.2f} | "
+            f"{load:.3f} | {facts:.3f} | {orc:.3f} | {eng:.3f} | {verd:.3f} | {rss:.0f} |"
+        )
     lines.append("")
     lines.append("Target of the main-job issue: under 3 s on 2 cores for `examples/llama_tp2`.")
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)

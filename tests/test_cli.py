@@ -55,10 +55,13 @@ def test_rank_file_from_another_model(tmp_path):
     other = tmp_path / "other.onnx"
     import onnx
 
-    onnx.save(model_from_text("""
+    onnx.save(
+        model_from_text("""
         <ir_version: 8, opset_import: ["" : 18]>
         g (float[2] a, float[2] b) => (float[2] c, float[2] d) { c = Add(a, b) d = Mul(a, b) }
-    """), str(other))
+    """),
+        str(other),
+    )
     text = _one_line_error(*_run(["check", _files()[0], str(other), _files()[2]]))
     assert "another model" in text
 
@@ -70,13 +73,16 @@ def test_wrong_rank_count_for_spec(tmp_path):
     assert "world size 4" in text
 
 
-@pytest.mark.parametrize("body, message", [
-    ("relations: [1, 2\n", "not a valid YAML"),
-    ("relations:\n  input_ids: shrad\n", "unknown layout"),
-    ("relations:\n  no_such_value: replicate\n", "not a value of the sequential graph"),
-    ("relations:\n  input_ids: {shard: -1}\n", "non-negative axis"),
-    ("colour: blue\n", "unknown key"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("relations: [1, 2\n", "not a valid YAML"),
+        ("relations:\n  input_ids: shrad\n", "unknown layout"),
+        ("relations:\n  no_such_value: replicate\n", "not a value of the sequential graph"),
+        ("relations:\n  input_ids: {shard: -1}\n", "non-negative axis"),
+        ("colour: blue\n", "unknown key"),
+    ],
+)
 def test_malformed_spec(tmp_path, body, message):
     spec = tmp_path / "spec.yaml"
     spec.write_text(body)
@@ -106,7 +112,9 @@ def test_json_report_and_tables(tmp_path):
     assert code == 0, out
     data = json.loads(report.read_text())
     assert data["verdict"] == "verified" and data["world_size"] == 2 and data["engine"] == "clingo"
-    assert data["outputs"] == [{"name": "logits", "relation": "Replicate", "rank_values": data["outputs"][0]["rank_values"]}]
+    assert data["outputs"] == [
+        {"name": "logits", "relation": "Replicate", "rank_values": data["outputs"][0]["rank_values"]}
+    ]
     assert data["discrepancies"] == []
     code, out, _ = _run(["query", str(tmp_path / "tables"), "OutputRelation", "--where", "s=logits"])
     assert code == 0 and "Replicate" in out

@@ -77,10 +77,13 @@ def test_source_from_torch_dynamo_metadata():
         '  File "transformers/models/llama/modeling_llama.py", line 248, in forward\n'
         "    query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)"
     )
-    onnx.helper.set_metadata_props(node, {
-        "pkg.torch.onnx.stack_trace": trace,
-        "pkg.torch.onnx.name_scopes": "['', 'model', 'model.layers.0', 'model.layers.0.self_attn', 'add_4']",
-    })
+    onnx.helper.set_metadata_props(
+        node,
+        {
+            "pkg.torch.onnx.stack_trace": trace,
+            "pkg.torch.onnx.name_scopes": "['', 'model', 'model.layers.0', 'model.layers.0.self_attn', 'add_4']",
+        },
+    )
     src = parse_source(node)
     assert src.scope == "model.layers.0.self_attn"
     assert (src.file, src.line) == ("transformers/models/llama/modeling_llama.py", 248)

@@ -23,7 +23,9 @@ def test_shard_on_inner_factor_does_not_map():
 
 
 @given(
-    outer=st.integers(1, 4), a=st.sampled_from([2, 4, 6, 8]), inner=st.sampled_from([1, 2, 3, 4]),
+    outer=st.integers(1, 4),
+    a=st.sampled_from([2, 4, 6, 8]),
+    inner=st.sampled_from([1, 2, 3, 4]),
     split=st.sampled_from([1, 2]),
 )
 def test_map_agrees_with_numpy(outer, a, inner, split):

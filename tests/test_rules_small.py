@@ -56,20 +56,17 @@ def test_missing_allreduce_leaves_a_partial_output(write_models):
     assert result.verdict_.outputs[0].relation == "Partial(sum)"
 
 
-SEQ_NORM = """
-norm (float[4, 8] x, float[8, 16] w1) => (float[4, 1] y) {
+NORM = """
+norm (float[4, 8] x, float[8, {h}] w1) => (float[4, 1] y) <int64[1] axes = {{1}}> {{
   h = MatMul(x, w1)
   y = ReduceMean<keepdims = 1>(h, axes)
-}
-<int64[1] axes = {1}>
+}}
 """
 
 
 def test_norm_over_a_sharded_axis_is_flagged(write_models):
-    seq = SEQ_NORM.replace("<int64[1] axes = {1}>", "")
-    seq = seq.replace("=> (float[4, 1] y) {", "=> (float[4, 1] y) <int64[1] axes = {1}> {")
-    rank = seq.replace("float[8, 16] w1", "float[8, 8] w1")
-    result = _run(write_models, seq, [rank, rank])
+    rank = NORM.format(h=8)
+    result = _run(write_models, NORM.format(h=16), [rank, rank])
     assert result.verdict == "discrepancy"
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "ReduceMean"
@@ -77,18 +74,17 @@ def test_norm_over_a_sharded_axis_is_flagged(write_models):
     assert result.numeric["y"] > 1e-3
 
 
+CUSTOM = """<ir_version: 8, opset_import: ["" : 18, "com.example" : 1]>
+g (float[4, 8] x, float[8, {h}] w1) => (float[4, {h}] y) {{
+  h = MatMul(x, w1)
+  y = com.example.MyOp(h)
+}}
+"""
+
+
 def test_unknown_op_is_named_not_crashed(write_models):
-    seq = """
-    g (float[4, 8] x, float[8, 16] w1) => (float[4, 16] y) {
-      h = MatMul(x, w1)
-      y = Hardmax2(h)
-    }
-    """
-    seq_model_text = seq.replace("Hardmax2(h)", "com.example.MyOp(h)")
-    rank = seq_model_text.replace("float[8, 16] w1", "float[8, 8] w1").replace("float[4, 16] y", "float[4, 8] y")
-    models = {"seq": onnx.parser.parse_model(HEADER.replace('"com.microsoft" : 1', '"com.example" : 1') + seq_model_text)}
-    for r in range(2):
-        models[f"rank{r}"] = onnx.parser.parse_model(HEADER.replace('"com.microsoft" : 1', '"com.example" : 1') + rank)
+    models = {"seq": onnx.parser.parse_model(CUSTOM.format(h=16))}
+    models.update({f"rank{r}": onnx.parser.parse_model(CUSTOM.format(h=8)) for r in range(2)})
     paths = write_models(models)
     result = check(paths["seq"], [paths["rank0"], paths["rank1"]])
     assert result.verdict == "discrepancy"
@@ -119,22 +115,30 @@ def test_collectives_in_different_orders_are_reported(write_models):
       hg = com.microsoft.AllGather<axis = 1, group_size = 2>(h)
     }
     """
-    models = {"seq": model_from_text(HEADER + seq), "rank0": onnx.parser.parse_model(HEADER + rank0),
-              "rank1": onnx.parser.parse_model(HEADER + rank1)}
+    models = {
+        "seq": model_from_text(HEADER + seq),
+        "rank0": onnx.parser.parse_model(HEADER + rank0),
+        "rank1": onnx.parser.parse_model(HEADER + rank1),
+    }
     paths = write_models(models)
     result = check(paths["seq"], [paths["rank0"], paths["rank1"]])
     assert result.verdict == "discrepancy"
     assert any(d.kind == "collective" for d in result.verdict_.discrepancies)
 
 
+TRANSPOSE = """
+g (float[4, 8] x, float[8, {h}] w1) => (float[{o0}, {o1}] y) {{
+  h = MatMul(x, w1)
+  y = Transpose<perm = {perm}>(h)
+}}
+"""
+
+
 @pytest.mark.parametrize("perm, expected", [("[1, 0]", "Shard(0)"), ("[0, 1]", "Shard(1)")])
 def test_transpose_moves_the_shard_axis(write_models, perm, expected):
-    seq = f"""
-    g (float[4, 8] x, float[8, 16] w1) => (float[16, 4] y) {{
-      h = MatMul(x, w1)
-      y = Transpose<perm = {perm}>(h)
-    }}
-    """.replace("float[16, 4] y", "float[16, 4] y" if perm == "[1, 0]" else "float[4, 16] y")
-    rank = seq.replace("float[8, 16] w1", "float[8, 8] w1").replace("float[16, 4] y", "float[8, 4] y").replace("float[4, 16] y", "float[4, 8] y")
-    result = _run(write_models, seq, [rank, rank])
+    def text(h):
+        o0, o1 = (h, 4) if perm == "[1, 0]" else (4, h)
+        return TRANSPOSE.format(h=h, o0=o0, o1=o1, perm=perm)
+
+    result = _run(write_models, text(16), [text(8), text(8)])
     assert result.verdict_.outputs[0].relation == expected

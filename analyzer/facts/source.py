@@ -43,9 +43,7 @@ def _last_user_frame(trace: str) -> tuple[str, int, str]:
     if not frames:
         m = _FX_COMMENT.search(trace)
         return (m["file"], int(m["line"]), m["code"].strip()) if m else ("", 0, "")
-    user = [
-        f for f in frames if not f[0].startswith(_LIBRARY_PREFIXES) and not any(p in f[0] for p in _LIBRARY_PARTS)
-    ]
+    user = [f for f in frames if not f[0].startswith(_LIBRARY_PREFIXES) and not any(p in f[0] for p in _LIBRARY_PARTS)]
     return (user or frames)[-1]
 
 
