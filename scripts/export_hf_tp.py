@@ -1,0 +1,876 @@
+#!/usr/bin/env python
+"""Export a small Hugging Face causal LM sequentially and tensor-parallel to ONNX.
+
+This is the *producer* of shardlog's example cases.  It takes UNMODIFIED model
+code from ``transformers`` (``LlamaForCausalLM``, ``Qwen2ForCausalLM``,
+``MistralForCausalLM``), builds a tiny model from a small config with random
+(seeded) weights, and writes
+
+* ``seq.onnx``               - the sequential model, and
+* ``rank0.onnx`` ... ``rank{N-1}.onnx`` - what rank r of an N-way tensor-parallel
+  implementation executes,
+
+plus a ``case.yaml`` describing the case.
+
+Method
+------
+1. The model is built once with a fixed seed; its ``state_dict`` is the single
+   source of truth.  Every graph below starts from a fresh model that loads
+   this exact state_dict, so rank r holds exactly chunk r of every sharded
+   weight.
+2. Tensor parallelism is applied with PyTorch's own API,
+   ``torch.distributed.tensor.parallel.parallelize_module``, using the model's
+   ``base_model_tp_plan`` (``colwise`` -> ``ColwiseParallel()``, ``rowwise`` ->
+   ``RowwiseParallel()``) plus ``ColwiseParallel(output_layouts=Replicate())``
+   for ``model.embed_tokens`` (embedding dim sharded, then all-gather) and for
+   ``lm_head`` (vocab sharded, then all-gather of the logits).
+   ``src_data_rank=None`` makes every rank slice its chunk from the (identical)
+   local full weight instead of receiving it from rank 0.
+3. Each rank is traced in this single process with the ``fake`` c10d backend
+   (``FakeStore``; one init/destroy per rank).  ``make_fx`` traces *below*
+   DTensor: the result is local ATen ops on local shards plus explicit
+   ``torch.ops._c10d_functional`` collectives (``all_reduce``,
+   ``all_gather_into_tensor``, ``wait_tensor``, ...).  ``record_module_stack``
+   (enabled by giving the traced function an ``_orig_mod`` attribute) and
+   ``record_stack_traces`` keep the HF module path and the source line of
+   every node.  HF's mask code is told it is being traced
+   (``transformers.masking_utils.is_tracing`` -> True) so it does not branch on
+   data.
+4. The traced ``GraphModule`` goes through ``torch.onnx.export(dynamo=True)``
+   with a ``custom_translation_table`` mapping the collectives to ONNX Runtime
+   contrib ops: ``com.microsoft::AllReduce(group_size=N, reduction="sum")``,
+   ``com.microsoft::AllGather(group_size=N, axis=0)``,
+   ``com.microsoft::ReduceScatter(group_size=N, reduction="sum", axis=0)``;
+   ``wait_tensor`` becomes ``Identity`` (removed by the optimizer).  Schemas for
+   those contrib ops are registered in-process so the ONNX tooling accepts them.
+   The sequential model goes through exactly the same pipeline (make_fx then
+   export, no process group, no parallelize), so both sides decompose
+   identically.
+5. Post-processing: initializers are renamed to their module path
+   (``model.layers.0.mlp.down_proj.weight``; rank files hold the local shard
+   under the same name); the onnxscript optimizer then removes the exporter's
+   shape-computation noise while the weights are temporarily turned into
+   graph inputs so that they cannot be constant-folded into anonymous
+   tensors (e.g. a pre-transposed weight).  Node metadata is kept, slimmed:
+   ``pkg.torch.onnx.name_scopes`` (module path), ``pkg.torch.onnx.stack_trace``
+   (the innermost ``--stack-frames`` frames, site-packages prefix stripped) and
+   ``namespace`` (module classes, short names); ``class_hierarchy`` and
+   ``fx_node`` are dropped to keep the files small.  Nodes the optimizer creates
+   (e.g. ``Split``) inherit the metadata of their producer.
+6. Verification (always on unless ``--no-verify``): the sequential ONNX model
+   is run with onnxruntime and compared with PyTorch's logits; the rank files
+   are run together by a small private simulator (``onnx.reference`` with
+   thread-rendezvous implementations of the ``com.microsoft`` collectives) and
+   every rank's logits are compared with the sequential logits.  The measured
+   error goes into ``case.yaml``.  A correct case must match to ~1e-5; a bug
+   case must differ (exit code 1 otherwise).
+
+Bug variants (``--bug NAME``) are realistic one-line changes of the TP plan:
+
+* ``missing_allreduce``: one layer's ``mlp.down_proj`` is planned as
+  ``RowwiseParallel(output_layouts=Partial())`` instead of ``RowwiseParallel()``,
+  so its partial sum is never all-reduced.
+* ``bias_every_rank``: with ``mlp_bias=True``, one layer's row-parallel
+  ``mlp.down_proj`` marks its (full, per-rank) bias as ``Partial()`` instead of
+  ``Replicate()``: every rank adds the full bias before the all-reduce, so the
+  bias is counted N times.
+* ``shard_order``: ``lm_head``'s all-gather of the vocab-sharded logits
+  concatenates the gathered chunks in reversed rank order.
+
+Usage::
+
+    python scripts/export_hf_tp.py --case llama_tp2            # one preset
+    python scripts/export_hf_tp.py --all                       # every preset
+    python scripts/export_hf_tp.py --model llama --world-size 2 \\
+        --bug missing_allreduce --out /tmp/x                   # free form
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import shlex
+import sys
+import threading
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SEQ_LEN = 8
+OPSET = 18
+MSFT = "com.microsoft"
+
+# ---------------------------------------------------------------------------
+# presets
+# ---------------------------------------------------------------------------
+BUGS = {
+    "missing_allreduce": "row-parallel {m} keeps its partial sum local: planned as "
+    "RowwiseParallel(output_layouts=Partial()) instead of RowwiseParallel(), so its all-reduce is missing",
+    "bias_every_rank": "row-parallel {m} (mlp_bias=True) marks its bias Partial() instead of Replicate(): "
+    "every rank adds the full bias before the all-reduce, so the bias is summed world_size times",
+    "shard_order": "{m} all-gathers its vocab-sharded logits and concatenates the gathered chunks "
+    "in reversed rank order (torch.cat(chunks[::-1], -1) instead of torch.cat(chunks, -1))",
+}
+DEFAULT_BUG_MODULE = {
+    "missing_allreduce": "model.layers.1.mlp.down_proj",
+    "bias_every_rank": "model.layers.0.mlp.down_proj",
+    "shard_order": "lm_head",
+}
+
+_SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=4)
+PRESETS = {
+    "llama_tp2": dict(model="llama", world_size=2),
+    "llama_tp2_bug_missing_allreduce": dict(model="llama", world_size=2, bug="missing_allreduce"),
+    "llama_tp2_bug_bias_every_rank": dict(model="llama", world_size=2, bug="bias_every_rank"),
+    "llama_tp2_bug_shard_order": dict(model="llama", world_size=2, bug="shard_order"),
+    # secondary cases use a smaller config to keep examples/ small
+    "llama_tp4": dict(model="llama", world_size=4, **_SMALL),
+    "llama_tp4_bug_missing_allreduce": dict(model="llama", world_size=4, bug="missing_allreduce", **_SMALL),
+    "qwen2_tp2": dict(model="qwen2", world_size=2, **{**_SMALL, "kv_heads": 2}),
+    "mistral_tp2": dict(model="mistral", world_size=2, **{**_SMALL, "kv_heads": 2, "seed": 1}),
+}
+
+FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM"),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+    "mistral": ("MistralConfig", "MistralForCausalLM"),
+}
+
+
+# ---------------------------------------------------------------------------
+# contrib-op schemas (com.microsoft collectives) so onnx/onnxscript accept them
+# ---------------------------------------------------------------------------
+def register_collective_schemas() -> None:
+    import onnx
+    import onnx.defs as D
+
+    types = [
+        "tensor(float)",
+        "tensor(float16)",
+        "tensor(bfloat16)",
+        "tensor(double)",
+        "tensor(int64)",
+        "tensor(int32)",
+    ]
+
+    def attr(name, value):
+        return D.OpSchema.Attribute(name, onnx.helper.make_attribute(name, value))
+
+    specs = {
+        "AllReduce": [attr("group_size", 1), attr("reduction", "sum")],
+        "AllGather": [attr("group_size", 1), attr("axis", 0)],
+        "ReduceScatter": [attr("group_size", 1), attr("reduction", "sum"), attr("axis", 0)],
+    }
+    for name, attrs in specs.items():
+        if D.has(name, MSFT):
+            continue
+        D.register_schema(
+            D.OpSchema(
+                name,
+                MSFT,
+                1,
+                inputs=[D.OpSchema.FormalParameter("input", "T")],
+                outputs=[D.OpSchema.FormalParameter("output", "T")],
+                type_constraints=[("T", types, "")],
+                attributes=attrs,
+            )
+        )
+
+
+def translation_table():
+    import onnxscript
+    import torch
+    from onnxscript import opset18 as op
+
+    msft = onnxscript.values.Opset(MSFT, 1)
+
+    # plain (traced) onnxscript functions: signature mirrors the ATen op
+    def all_reduce(x, reduce_op: str, group_name: str):
+        if reduce_op != "sum":
+            raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
+        return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
+
+    def all_gather_into_tensor(x, group_size: int, group_name: str):
+        return msft.AllGather(x, group_size=group_size, axis=0)
+
+    def reduce_scatter_tensor(x, reduce_op: str, group_size: int, group_name: str):
+        if reduce_op != "sum":
+            raise NotImplementedError(f"reduce_scatter reduce_op={reduce_op}")
+        return msft.ReduceScatter(x, group_size=group_size, reduction="sum", axis=0)
+
+    def wait_tensor(x):
+        return op.Identity(x)
+
+    c10d = torch.ops._c10d_functional
+    return {
+        c10d.all_reduce.default: all_reduce,
+        c10d.all_gather_into_tensor.default: all_gather_into_tensor,
+        c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,
+        c10d.wait_tensor.default: wait_tensor,
+    }
+
+
+_WORLD = {"n": 1}  # world size seen by the all_reduce translation
+_OPTS = {"stack_frames": 3}  # innermost stack frames kept per node (0 = all)
+
+
+# ---------------------------------------------------------------------------
+# model
+# ---------------------------------------------------------------------------
+def make_config(args):
+    import transformers
+
+    cfg_cls = getattr(transformers, FAMILIES[args.model][0])
+    kw = dict(
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        vocab_size=args.vocab,
+        max_position_embeddings=64,
+        initializer_range=args.init_range,
+        tie_word_embeddings=False,
+        use_cache=False,
+    )
+    if args.model == "llama":
+        kw["mlp_bias"] = args.bug == "bias_every_rank"
+    elif args.bug == "bias_every_rank":
+        raise SystemExit("--bug bias_every_rank needs --model llama (mlp_bias)")
+    cfg = cfg_cls(**kw)
+    cfg._attn_implementation = "eager"
+    return cfg
+
+
+def config_summary(cfg, args):
+    keys = [
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "vocab_size",
+        "hidden_act",
+        "rms_norm_eps",
+        "mlp_bias",
+        "attention_bias",
+        "tie_word_embeddings",
+        "sliding_window",
+    ]
+    out = {}
+    for k in keys:
+        v = getattr(cfg, k, None)
+        if v is None and k not in ("sliding_window",):
+            continue
+        out[k] = v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+    if "head_dim" not in out:
+        out["head_dim"] = cfg.hidden_size // cfg.num_attention_heads
+    out["attn_implementation"] = "eager"
+    out["use_cache"] = False
+    out["dtype"] = "float32"
+    out["seed"] = args.seed
+    return out
+
+
+def build_base_state(args):
+    """Build the model once (seeded) and return (config, state_dict, input_ids, torch logits)."""
+    import torch
+    import transformers
+
+    cfg = make_config(args)
+    torch.manual_seed(args.seed)
+    model = getattr(transformers, FAMILIES[args.model][1])(cfg).eval()
+    # HF initialises biases to 0 and norm weights to 1: randomise them too so a
+    # bias/norm mistake changes the numbers.
+    g = torch.Generator().manual_seed(args.seed + 1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+            elif "norm" in name:
+                p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.1)
+    sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    ids = torch.randint(0, cfg.vocab_size, (1, SEQ_LEN), generator=g, dtype=torch.int64)
+    with torch.no_grad():
+        logits = model(input_ids=ids, use_cache=False).logits.detach().clone()
+    return cfg, sd, ids, logits
+
+
+def fresh_model(args, cfg, sd):
+    import transformers
+
+    model = getattr(transformers, FAMILIES[args.model][1])(cfg).eval()
+    model.load_state_dict(sd, strict=True)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+# ---------------------------------------------------------------------------
+# tensor-parallel plan (+ the bug variants)
+# ---------------------------------------------------------------------------
+def tp_plan(args, cfg, mesh):
+    """Return ({module fqn: ParallelStyle}, {module fqn: description})."""
+    import torch
+    from torch import nn
+    from torch.distributed._functional_collectives import all_gather_single
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    class BiasOnEveryRankRowwise(RowwiseParallel):
+        """RowwiseParallel whose partition fn declares the per-rank full bias as Partial."""
+
+        def _partition_linear_fn(self, name, module, device_mesh):
+            w = distribute_tensor(module.weight, device_mesh, [Shard(1)], src_data_rank=self.src_data_rank)
+            module.register_parameter("weight", nn.Parameter(w, requires_grad=False))
+            if module.bias is not None:
+                # BUG (one line): was distribute_tensor(module.bias, device_mesh, [Replicate()], ...)
+                b = DTensor.from_local(module.bias.detach(), device_mesh, [Partial()], run_check=False)
+                module.register_parameter("bias", nn.Parameter(b, requires_grad=False))
+
+    class ReversedGatherColwise(ColwiseParallel):
+        """ColwiseParallel(output_layouts=Replicate()) with a hand-written all-gather."""
+
+        @staticmethod
+        def _prepare_output_fn(output_layouts, use_local_output, mod, outputs, device_mesh):
+            local = outputs.to_local()
+            gathered = all_gather_single(local, 0, device_mesh)  # [N*B, S, V/N], rank order
+            chunks = torch.chunk(gathered, device_mesh.size(), dim=0)
+            return torch.cat(chunks[::-1], dim=local.ndim - 1)  # BUG (one line): was torch.cat(chunks, ...)
+
+    styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
+    plan, desc = {}, {}
+    for pattern, kind in cfg.base_model_tp_plan.items():
+        if kind not in styles:
+            raise SystemExit(f"unsupported tp plan entry {pattern}: {kind}")
+        for i in range(cfg.num_hidden_layers):
+            fqn = "model." + pattern.replace("*", str(i))
+            plan[fqn] = styles[kind]()
+            desc[fqn] = f"{styles[kind].__name__}()"
+    for fqn in ("model.embed_tokens", "lm_head"):
+        plan[fqn] = ColwiseParallel(output_layouts=Replicate())
+        desc[fqn] = "ColwiseParallel(output_layouts=Replicate())"
+
+    bug_module = args.bug_module
+    if args.bug == "missing_allreduce":
+        plan[bug_module] = RowwiseParallel(output_layouts=Partial())
+        desc[bug_module] = "RowwiseParallel(output_layouts=Partial())  # BUG"
+    elif args.bug == "bias_every_rank":
+        plan[bug_module] = BiasOnEveryRankRowwise()
+        desc[bug_module] = "RowwiseParallel() with bias placement Partial() instead of Replicate()  # BUG"
+    elif args.bug == "shard_order":
+        plan[bug_module] = ReversedGatherColwise(output_layouts=Replicate())
+        desc[bug_module] = "ColwiseParallel(output_layouts=Replicate()) gathering in reversed rank order  # BUG"
+    return plan, desc
+
+
+# ---------------------------------------------------------------------------
+# tracing
+# ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def hf_tracing_patches():
+    import transformers.masking_utils as mu
+
+    saved = mu.is_tracing
+    mu.is_tracing = lambda *a, **k: True
+    try:
+        yield
+    finally:
+        mu.is_tracing = saved
+
+
+def trace(model, ids):
+    """make_fx the model down to local ATen ops + c10d functional collectives."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def forward(input_ids):
+        return model(input_ids=input_ids, use_cache=False).logits
+
+    forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
+    with torch.no_grad(), hf_tracing_patches(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = make_fx(forward, record_module_stack=True, record_stack_traces=True)(ids)
+    gm.eval()
+    return gm
+
+
+def constant_names(gm, model):
+    """Map the GraphModule's get_attr constants to the model's parameter / buffer names."""
+    from torch.distributed.tensor import DTensor
+
+    by_ptr = {}
+    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+        local = t.to_local() if isinstance(t, DTensor) else t
+        by_ptr.setdefault((local.data_ptr(), tuple(local.shape)), name)
+    mapping = {}
+    for node in gm.graph.nodes:
+        if node.op != "get_attr":
+            continue
+        t = getattr(gm, node.target)
+        name = by_ptr.get((t.data_ptr(), tuple(t.shape)))
+        if name is None:
+            raise RuntimeError(f"cannot map traced constant {node.target} {tuple(t.shape)} to a parameter")
+        mapping[node.target] = name
+    return mapping
+
+
+# ---------------------------------------------------------------------------
+# ONNX export + post-processing
+# ---------------------------------------------------------------------------
+def _rename_values(graph, mapping):
+    for init in graph.initializer:
+        init.name = mapping.get(init.name, init.name)
+    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+        vi.name = mapping.get(vi.name, vi.name)
+    for node in graph.node:
+        for i, x in enumerate(node.input):
+            if x in mapping:
+                node.input[i] = mapping[x]
+        for i, x in enumerate(node.output):
+            if x in mapping:
+                node.output[i] = mapping[x]
+
+
+def _optimize_keeping_weights(proto, weight_names):
+    """Run the onnxscript optimizer with the weights turned into graph inputs (never folded)."""
+    import onnx
+    import onnxscript
+
+    g = proto.graph
+    kept = [t for t in g.initializer if t.name in weight_names]
+    others = [t for t in g.initializer if t.name not in weight_names]
+    del g.initializer[:]
+    g.initializer.extend(others)
+    n_user_inputs = len(g.input)
+    for t in kept:
+        g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    proto = onnxscript.optimizer.optimize(proto)
+    g = proto.graph
+    user_inputs = list(g.input)[:n_user_inputs]
+    del g.input[:]
+    g.input.extend(user_inputs)
+    # weights first, in module order, then folded constants
+    rest = list(g.initializer)
+    del g.initializer[:]
+    g.initializer.extend(kept + rest)
+    return proto
+
+
+_SITE = re.compile(r'File "[^"]*?/(?:site-packages|dist-packages)/')
+_SELF_FRAME = re.compile(r'File "[^"]*export_hf_tp\.py", line \d+, in \w+\n[^\n]*\n\s*')
+
+
+def _trim_metadata(proto):
+    """Keep module path + source-line metadata, drop redundant/bulky keys, shorten paths."""
+    drop = {"pkg.torch.onnx.class_hierarchy", "pkg.torch.onnx.fx_node"}
+    for node in proto.graph.node:
+        keep = []
+        for m in node.metadata_props:
+            if m.key in drop:
+                continue
+            if m.key == "pkg.torch.onnx.stack_trace":
+                v = _SITE.sub('File "', _SELF_FRAME.sub("", m.value, count=1))
+                frames = [f for f in re.split(r"\n\s*(?=File \")", v.strip()) if f]
+                if _OPTS["stack_frames"] > 0:
+                    frames = frames[-_OPTS["stack_frames"]:]
+                m.value = "\n".join(frames)
+            elif m.key == "namespace":
+                # "<path>: <module class>/..." -> short class names (op names kept)
+                segs = []
+                for seg in m.value.split("/"):
+                    path, _, cls = seg.rpartition(": ")
+                    if cls.startswith(("transformers.", "torch.")):
+                        cls = cls.rsplit(".", 1)[-1]
+                    segs.append(f"{path}: {cls}")
+                m.value = "/".join(segs)
+            keep.append((m.key, m.value))
+        del node.metadata_props[:]
+        for k, v in keep:
+            e = node.metadata_props.add()
+            e.key, e.value = k, v
+    # nodes created by the optimizer (e.g. Split replacing SplitToSequence/SequenceAt)
+    # have no metadata: inherit it from their producer (else their first consumer)
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    consumers = {}
+    for n in proto.graph.node:
+        for x in n.input:
+            consumers.setdefault(x, []).append(n)
+    for node in proto.graph.node:
+        if any(m.key == "pkg.torch.onnx.name_scopes" for m in node.metadata_props):
+            continue
+        cands = [producer.get(x) for x in node.input] + [c for o in node.output for c in consumers.get(o, [])]
+        src = next((c for c in cands if c is not None and c.metadata_props), None)
+        if src is None:
+            continue
+        for m in src.metadata_props:
+            if m.key != "pkg.torch.onnx.fx_node":
+                e = node.metadata_props.add()
+                e.key, e.value = m.key, m.value
+
+
+def export_onnx(gm, ids, names, *, rank, world_size, meta):
+    import onnx
+    import torch
+
+    _WORLD["n"] = world_size
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(
+            gm,
+            (ids,),
+            dynamo=True,
+            custom_translation_table=translation_table(),
+            opset_version=OPSET,
+            input_names=["input_ids"],
+            output_names=["logits"],
+            optimize=False,
+            verbose=False,
+        )
+    proto = prog.model_proto
+    _rename_values(proto.graph, names)
+    weight_names = set(names.values())
+    proto = _optimize_keeping_weights(proto, weight_names)
+    g = proto.graph
+    # every node output should carry a static shape; fill gaps with shape inference
+    known = {v.name for v in list(g.value_info) + list(g.output) + list(g.input)}
+    missing = [o for n in g.node for o in n.output if o and o not in known]
+    if missing:
+        proto = onnx.shape_inference.infer_shapes(proto)
+    used = {x for n in proto.graph.node for x in n.input}
+    unused = sorted(weight_names - used - {t for t in weight_names if "inv_freq" in t})
+    present = {t.name for t in proto.graph.initializer}
+    if weight_names - present:
+        raise RuntimeError(f"weights lost during optimisation: {sorted(weight_names - present)}")
+    if unused:
+        print(f"  note: unused weights in rank {rank}: {unused}", file=sys.stderr)
+    _trim_metadata(proto)
+    proto.doc_string = meta.get("doc", "")
+    for k, v in {
+        "shardlog.rank": str(rank),
+        "shardlog.world_size": str(world_size),
+        **{f"shardlog.{k}": str(v) for k, v in meta.items() if k != "doc"},
+    }.items():
+        e = proto.metadata_props.add()
+        e.key, e.value = k, v
+    onnx.checker.check_model(proto)
+    return proto
+
+
+# ---------------------------------------------------------------------------
+# verification: private simulator of the rank programs
+# ---------------------------------------------------------------------------
+class _Comm:
+    """Rendezvous of N rank threads at each collective (in program order)."""
+
+    def __init__(self, n):
+        self.n = n
+        self.barrier = threading.Barrier(n, timeout=120)
+        self.slots = [None] * n
+
+    def exchange(self, rank, tag, x):
+        self.slots[rank] = (tag, x)
+        self.barrier.wait()
+        got = list(self.slots)
+        self.barrier.wait()
+        tags = {t for t, _ in got}
+        if len(tags) != 1:
+            raise RuntimeError(f"ranks disagree on the collective: {sorted(tags)}")
+        return [v for _, v in got]
+
+
+def _collective_ops(rank, comm):
+    from onnx.reference.op_run import OpRun
+
+    class AllReduce(OpRun):
+        op_domain = MSFT
+
+        def _run(self, x, group_size=None, reduction=None):
+            assert (reduction or "sum") == "sum"
+            xs = comm.exchange(rank, ("AllReduce", x.shape), x)
+            return (np.sum(np.stack(xs), axis=0).astype(x.dtype),)
+
+    class AllGather(OpRun):
+        op_domain = MSFT
+
+        def _run(self, x, group_size=None, axis=None):
+            xs = comm.exchange(rank, ("AllGather", x.shape, axis), x)
+            return (np.concatenate(xs, axis=axis or 0),)
+
+    class ReduceScatter(OpRun):
+        op_domain = MSFT
+
+        def _run(self, x, group_size=None, reduction=None, axis=None):
+            xs = comm.exchange(rank, ("ReduceScatter", x.shape, axis), x)
+            s = np.sum(np.stack(xs), axis=0).astype(x.dtype)
+            return (np.split(s, comm.n, axis=axis or 0)[rank],)
+
+    return [AllReduce, AllGather, ReduceScatter]
+
+
+def simulate_ranks(protos, feeds):
+    from onnx.reference import ReferenceEvaluator
+
+    n = len(protos)
+    comm = _Comm(n)
+    results, errors = [None] * n, [None] * n
+
+    def run(r):
+        try:
+            sess = ReferenceEvaluator(protos[r], new_ops=_collective_ops(r, comm))
+            results[r] = sess.run(None, feeds)[0]
+        except Exception as e:  # noqa: BLE001
+            errors[r] = e
+            comm.barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e in errors:
+        if e is not None and not isinstance(e, threading.BrokenBarrierError):
+            raise e
+    if any(e is not None for e in errors):
+        raise errors[0] or next(e for e in errors if e)
+    return results
+
+
+def check_weight_shards(seq, ranks):
+    """Each rank initializer must be the seq initializer or its chunk r along one axis."""
+    from onnx import numpy_helper
+
+    sw = {t.name: numpy_helper.to_array(t) for t in seq.graph.initializer}
+    n = len(ranks)
+    layout = {}
+    for r, p in enumerate(ranks):
+        for t in p.graph.initializer:
+            if t.name not in sw or "." not in t.name:
+                continue
+            full, loc = sw[t.name], numpy_helper.to_array(t)
+            if full.shape == loc.shape:
+                ok, how = np.array_equal(full, loc), "replicated"
+            else:
+                axes = [a for a in range(full.ndim) if full.shape[a] != loc.shape[a]]
+                ok = len(axes) == 1 and full.shape[axes[0]] == n * loc.shape[axes[0]]
+                ok = ok and np.array_equal(np.split(full, n, axis=axes[0])[r], loc)
+                how = f"shard(axis={axes[0]})" if axes else "?"
+            if not ok:
+                raise RuntimeError(f"rank {r} initializer {t.name} is not chunk {r} of the seq weight")
+            layout[t.name] = how
+    return layout
+
+
+# ---------------------------------------------------------------------------
+# reporting helpers
+# ---------------------------------------------------------------------------
+def op_histogram(proto):
+    return Counter((n.domain + "::" if n.domain else "") + n.op_type for n in proto.graph.node)
+
+
+def describe(seq, ranks):
+    hs = op_histogram(seq)
+    lines = [f"  seq   : {len(seq.graph.node)} nodes {dict(sorted(hs.items()))}"]
+    for r, p in enumerate(ranks):
+        hr = op_histogram(p)
+        diff = {k: hr.get(k, 0) - hs.get(k, 0) for k in set(hs) | set(hr) if hr.get(k, 0) != hs.get(k, 0)}
+        lines.append(f"  rank{r}: {len(p.graph.node)} nodes, delta vs seq {dict(sorted(diff.items()))}")
+    for n in ranks[0].graph.node:
+        if n.domain == MSFT:
+            import onnx
+
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+            attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
+            scope = next((m.value for m in n.metadata_props if m.key == "pkg.torch.onnx.name_scopes"), "")
+            lines.append(f"    {n.op_type}{attrs} {list(n.input)}->{list(n.output)} scopes={scope}")
+    return "\n".join(lines)
+
+
+def write_yaml(path, data):
+    import yaml
+
+    with open(path, "w") as f:
+        yaml.safe_dump(data, f, sort_keys=False, default_flow_style=False, width=120)
+
+
+# ---------------------------------------------------------------------------
+# main driver
+# ---------------------------------------------------------------------------
+def produce(args, command):
+    import onnx
+    import torch
+    import torch.distributed as dist
+    import transformers
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.tensor.parallel import parallelize_module
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    register_collective_schemas()
+    n = args.world_size
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("rank*.onnx"):
+        old.unlink()
+
+    cfg, sd, ids, ref_logits = build_base_state(args)
+    hf_class = FAMILIES[args.model][1]
+    meta = {"model": hf_class, "case": out.name}
+
+    # ---- sequential: same pipeline, no process group, no parallelize -------
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    model = fresh_model(args, cfg, sd)
+    gm = trace(model, ids)
+    seq = export_onnx(gm, ids, constant_names(gm, model), rank=-1, world_size=1,
+                      meta={**meta, "doc": f"{hf_class} sequential (shardlog example {out.name})"})
+    onnx.save(seq, out / "seq.onnx")
+
+    # ---- ranks ----------------------------------------------------------------
+    ranks, plan_desc = [], None
+    for r in range(n):
+        dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
+        try:
+            mesh = DeviceMesh("cpu", list(range(n)))
+            model = fresh_model(args, cfg, sd)
+            plan, plan_desc = tp_plan(args, cfg, mesh)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parallelize_module(model, mesh, plan, src_data_rank=None)
+            gm = trace(model, ids)
+            names = constant_names(gm, model)
+            doc = f"{hf_class} tensor-parallel rank {r}/{n} (shardlog example {out.name})"
+            proto = export_onnx(gm, ids, names, rank=r, world_size=n, meta={**meta, "doc": doc})
+        finally:
+            dist.destroy_process_group()
+        onnx.save(proto, out / f"rank{r}.onnx")
+        ranks.append(proto)
+
+    print(describe(seq, ranks))
+    layout = check_weight_shards(seq, ranks)
+    print(f"  weights: {Counter(layout.values())}")
+
+    # ---- verification ---------------------------------------------------------
+    seq_err = max_err = None
+    if args.verify:
+        import onnxruntime as ort
+
+        feeds = {"input_ids": ids.numpy()}
+        sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
+        seq_logits = sess.run(None, feeds)[0]
+        seq_err = float(np.max(np.abs(seq_logits - ref_logits.numpy())))
+        outs = simulate_ranks(ranks, feeds)
+        max_err = float(max(np.max(np.abs(o - seq_logits)) for o in outs))
+        print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
+
+    bug_desc = BUGS[args.bug].format(m=args.bug_module) if args.bug else None
+    data = {
+        "model": {
+            "hf_class": hf_class,
+            "transformers_version": str(transformers.__version__),
+            "torch_version": str(torch.__version__),
+            "config": config_summary(cfg, args),
+            "input": {"name": "input_ids", "shape": [1, SEQ_LEN], "dtype": "int64"},
+            "output": {"name": "logits", "shape": [1, SEQ_LEN, cfg.vocab_size], "dtype": "float32"},
+        },
+        "world_size": n,
+        "expected": "discrepancy" if args.bug else "verified",
+        "bug": bug_desc,
+        "bug_module": args.bug_module if args.bug else None,
+        "max_abs_error": max_err,
+        "seq_vs_torch_max_abs_error": seq_err,
+        "tp_plan": plan_desc,
+        "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
+        "produced_by": command,
+    }
+    write_yaml(out / "case.yaml", data)
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"  wrote {out} ({size / 1024:.0f} KiB)")
+
+    if args.verify:
+        if seq_err > args.tol:
+            raise SystemExit(f"seq ONNX does not match PyTorch: {seq_err}")
+        if args.bug is None and max_err > args.tol:
+            raise SystemExit(f"correct case {out.name}: ranks do not rebuild seq logits ({max_err})")
+        if args.bug is not None and max_err <= 1e3 * args.tol:
+            raise SystemExit(f"bug case {out.name}: error {max_err} is not clearly visible")
+    return data
+
+
+def case_command(name):
+    return f"python scripts/export_hf_tp.py --case {name}"
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--case", choices=sorted(PRESETS), help="produce one preset into examples/<case>/")
+    sel.add_argument("--all", action="store_true", help="produce every preset")
+    p.add_argument("--model", choices=sorted(FAMILIES), default="llama")
+    p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--bug", choices=sorted(BUGS), default=None)
+    p.add_argument("--bug-module", default=None, help="module path of the bug (default depends on --bug)")
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--intermediate", type=int, default=128)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--vocab", type=int, default=128)
+    p.add_argument("--init-range", type=float, default=0.1, help="std of the random weights")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="output folder (default examples/<case>)")
+    p.add_argument("--no-verify", dest="verify", action="store_false")
+    p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--stack-frames", type=int, default=3,
+                   help="innermost stack frames kept in pkg.torch.onnx.stack_trace (0 = all)")
+    return p.parse_args(argv)
+
+
+def resolve(args, name=None):
+    """Apply preset `name` on top of the CLI defaults."""
+    if name is not None:
+        base = parse([])
+        for k, v in PRESETS[name].items():
+            setattr(base, k, v)
+        base.verify, base.tol, base.stack_frames = args.verify, args.tol, args.stack_frames
+        base.out = str(REPO / "examples" / name)
+        args = base
+    if args.bug and not args.bug_module:
+        args.bug_module = DEFAULT_BUG_MODULE[args.bug]
+    if args.out is None:
+        name = f"{args.model}_tp{args.world_size}" + (f"_bug_{args.bug}" if args.bug else "")
+        args.out = str(REPO / "examples" / name)
+    return args
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("TORCH_LOGS", "-all")
+    args = parse(argv)
+    _OPTS["stack_frames"] = args.stack_frames
+    if args.all:
+        names = list(PRESETS)
+    elif args.case:
+        names = [args.case]
+    else:
+        names = [None]
+    for name in names:
+        a = resolve(args, name)
+        cmd = case_command(name) if name else "python scripts/export_hf_tp.py " + shlex.join(argv)
+        if name and not args.verify:
+            cmd += " --no-verify"
+        if name and args.stack_frames != 3:
+            cmd += f" --stack-frames {args.stack_frames}"
+        print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)
+        produce(a, cmd.strip())
+
+
+if __name__ == "__main__":
+    main()
