@@ -142,3 +142,31 @@ def test_transpose_moves_the_shard_axis(write_models, perm, expected):
 
     result = _run(write_models, text(16), [text(8), text(8)])
     assert result.verdict_.outputs[0].relation == expected
+
+
+ROW_BIAS = """
+lin (float[4, {k}] x, float[{k}, 8] w, float[8] b) => (float[4, 8] y) {{
+  {body}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "rank_body, verified",
+    [
+        (
+            "c = Constant<value = float {2.0}>()\n  bn = Div(b, c)\n  z = Gemm(x, w, bn)\n  y = com.microsoft.AllReduce(z)",
+            True,
+        ),
+        ("z = Gemm(x, w, b)\n  y = com.microsoft.AllReduce(z)", False),
+    ],
+    ids=["bias-divided-by-N", "bias-on-every-rank"],
+)
+def test_row_parallel_bias(write_models, rank_body, verified):
+    seq = ROW_BIAS.format(k=16, body="y = Gemm(x, w, b)")
+    rank = ROW_BIAS.format(k=8, body=rank_body)
+    result = _run(write_models, seq, [rank, rank])
+    assert (result.verdict == "verified") == verified
+    if not verified:
+        assert result.verdict_.discrepancies[0].hint_ids == ["bias-before-reduce"]
+        assert result.numeric["y"] > 1e-3

@@ -237,6 +237,10 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
 
     for name, arr in _small_constants(model).items():
         facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
+        if arr.size == 1 and np.issubdtype(arr.dtype, np.number):
+            scalar = arr.reshape(-1)[0].item()
+            if float(scalar).is_integer() and abs(scalar) <= INT32_MAX:
+                facts.add("Const_Scalar", g=g, value=name, v=int(scalar))
         if arr.size <= SMALL_INT_CONST and np.issubdtype(arr.dtype, np.integer):
             for pos, v in enumerate(arr.reshape(-1).tolist()):
                 facts.add("Const_Int", g=g, value=name, pos=pos, v=_clamp32(int(v)))
