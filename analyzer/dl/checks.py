@@ -206,7 +206,9 @@ def _check_expr_shape(term: Term) -> None:
             want = len(FUNCTORS[t.name][0])
             ok = len(t.args) >= want if t.name == "cat" else len(t.args) == want
             if not ok:
-                raise DatalogError(f"{t.name} takes {want}{' or more' if t.name == 'cat' else ''} arguments, got {len(t.args)}", t.loc)
+                raise DatalogError(
+                    f"{t.name} takes {want}{' or more' if t.name == 'cat' else ''} arguments, got {len(t.args)}", t.loc
+                )
         if isinstance(t, Const):
             _check_range(t.value, t.loc)
         if isinstance(t, Aggregate) and t is not term:
@@ -388,9 +390,7 @@ def _check_safety(rule: Rule) -> None:
                 else:
                     v = _ungrounded(side, grounded)
                     if v is not None:
-                        raise DatalogError(
-                            f"unsafe rule: variable {v.name} in '{lit.op}' is not grounded", v.loc
-                        )
+                        raise DatalogError(f"unsafe rule: variable {v.name} in '{lit.op}' is not grounded", v.loc)
 
 
 def _outside_names(rule: Rule, index: int, agg: Aggregate) -> set[str]:
@@ -424,7 +424,9 @@ def _check_aggregate_safety(rule: Rule, index: int, agg: Aggregate, grounded: se
                 continue
             v = _ungrounded(t, inner_grounded)
             if v is not None:
-                raise DatalogError(f"unsafe rule: variable {v.name} inside the {agg.op} aggregate is not grounded", v.loc)
+                raise DatalogError(
+                    f"unsafe rule: variable {v.name} inside the {agg.op} aggregate is not grounded", v.loc
+                )
     if agg.target is not None:
         v = _ungrounded(agg.target, inner_grounded)
         if v is not None:

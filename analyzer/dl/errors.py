@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-__all__ = ["NOWHERE", "DatalogError", "Loc", "loc_in"]
+__all__ = ["NOWHERE", "DatalogError", "Loc"]
 
 
 @dataclass(frozen=True)
@@ -59,17 +58,3 @@ class DatalogError(ValueError):
     def col(self) -> int | None:
         """The 1-based column of the problem, if known."""
         return self.loc.col
-
-
-def loc_in(path: Path | str | None, line: int | None = None, col: int | None = None) -> Loc:
-    """Build a :class:`Loc` for ``path``.
-
-    Args:
-        path: The file (or ``None`` for a string source).
-        line: 1-based line.
-        col: 1-based column.
-
-    Returns:
-        The location.
-    """
-    return Loc(None if path is None else str(path), line, col)

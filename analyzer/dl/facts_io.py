@@ -145,7 +145,9 @@ def write_relation_file(path: Path | str, decl: Decl, rows: Iterable[tuple]) -> 
     return len(lines)
 
 
-def read_facts_dir(directory: Path | str, decls: Mapping[str, Decl], *, suffix: str = FACTS_SUFFIX) -> dict[str, list[tuple]]:
+def read_facts_dir(
+    directory: Path | str, decls: Mapping[str, Decl], *, suffix: str = FACTS_SUFFIX
+) -> dict[str, list[tuple]]:
     """Read every ``<Relation><suffix>`` file of a directory.
 
     Args:

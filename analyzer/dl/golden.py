@@ -164,7 +164,9 @@ def run_golden_case(
             write_relation_file(expected_dir / f"{name}{OUTPUT_SUFFIX}", program.decls[name], rows)
         return []
     mismatches: list[str] = []
-    expected_files = {p.stem: p for p in sorted(expected_dir.glob(f"*{OUTPUT_SUFFIX}"))} if expected_dir.is_dir() else {}
+    expected_files = (
+        {p.stem: p for p in sorted(expected_dir.glob(f"*{OUTPUT_SUFFIX}"))} if expected_dir.is_dir() else {}
+    )
     for name in expected_files:
         if name not in result:
             mismatches.append(f"expected/{name}{OUTPUT_SUFFIX}: {name} is not an .output relation of the program")

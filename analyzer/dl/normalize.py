@@ -209,7 +209,9 @@ def term_vars_of_atom(atom: Atom) -> list[Var]:
     return [v for a in atom.args for v in term_vars(a)]
 
 
-def order_body(body: Iterable[BodyLiteral], bound: Iterable[str] = (), *, outer: Iterable[str] = ()) -> list[BodyLiteral]:
+def order_body(
+    body: Iterable[BodyLiteral], bound: Iterable[str] = (), *, outer: Iterable[str] = ()
+) -> list[BodyLiteral]:
     """Order a conjunction so each literal's inputs are bound when it is reached.
 
     Positive atoms keep their relative order and come as early as possible; an ``=``
@@ -246,7 +248,8 @@ def order_body(body: Iterable[BodyLiteral], bound: Iterable[str] = (), *, outer:
             elif isinstance(lit, Constraint) and lit.op == "=":
                 lv = {v.name for v in term_vars(lit.left)}
                 rv = {v.name for v in term_vars(lit.right)}
-                if lv <= bound_set and rv <= bound_set or isinstance(lit.left, Var) and lit.left.name not in bound_set and rv <= bound_set:
+                assigns_left = isinstance(lit.left, Var) and lit.left.name not in bound_set
+                if rv <= bound_set and (lv <= bound_set or assigns_left):
                     ready = lit
                 elif isinstance(lit.right, Var) and lit.right.name not in bound_set and lv <= bound_set:
                     ready = Constraint("=", lit.right, lit.left, lit.loc)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import itertools
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -35,6 +34,7 @@ from lark.exceptions import (
 
 from analyzer.dl.checks import check_program
 from analyzer.dl.errors import DatalogError, Loc
+from analyzer.dl.normalize import FreshVars
 from analyzer.dl.syntax import (
     Aggregate,
     Atom,
@@ -65,10 +65,28 @@ _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n"
 _QUALIFIERS = {"btree", "brie", "eqrel", "inline", "no_inline", "magic", "no_magic", "overridable", "btree_delete"}
 _KNOWN_DIRECTIVES = {".decl", ".type", ".input", ".output"}
 _TOKEN_TEXT = {
-    "LPAR": "(", "RPAR": ")", "COMMA": ",", "DOT": ".", "COLON": ":", "SEMICOLON": ";", "BANG": "!",
-    "LBRACE": "{", "RBRACE": "}", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "PERCENT": "%",
-    "CMP": "comparison", "NAME": "name", "STRING": "string", "INT": "integer", "IF": ":-", "VBAR": "|",
-    "EQUAL": "=", "$END": "end of file",
+    "LPAR": "(",
+    "RPAR": ")",
+    "COMMA": ",",
+    "DOT": ".",
+    "COLON": ":",
+    "SEMICOLON": ";",
+    "BANG": "!",
+    "LBRACE": "{",
+    "RBRACE": "}",
+    "PLUS": "+",
+    "MINUS": "-",
+    "STAR": "*",
+    "SLASH": "/",
+    "PERCENT": "%",
+    "CMP": "comparison",
+    "NAME": "name",
+    "STRING": "string",
+    "INT": "integer",
+    "IF": ":-",
+    "VBAR": "|",
+    "EQUAL": "=",
+    "$END": "end of file",
 }
 
 
@@ -250,9 +268,7 @@ class _ToSyntax(Transformer):
         for arg in call.args:
             if not isinstance(arg, Const):
                 what = "variable" if isinstance(arg, (Var, Wildcard)) else "expression"
-                raise DatalogError(
-                    f"fact {call.name}(...) has a {what} argument; facts must be constants", arg.loc
-                )
+                raise DatalogError(f"fact {call.name}(...) has a {what} argument; facts must be constants", arg.loc)
             values.append(arg.value)
         return Fact(call.name, tuple(values), self._loc(meta))
 
@@ -285,8 +301,6 @@ class _ToSyntax(Transformer):
         name = children[0]
         assert isinstance(name, Token)
         args = tuple(c for c in children[1:] if c is not None)
-        if len(children) == 2 and children[1] is None:
-            args = ()
         return Call(str(name), args, self._tloc(name))  # type: ignore[arg-type]
 
     # -- terms -------------------------------------------------------------------------
@@ -349,22 +363,9 @@ class _ToSyntax(Transformer):
 # Rule normalisation: aggregates only as `Var = Aggregate` constraints.
 
 
-class _Fresh:
-    def __init__(self, used: Iterable[str]) -> None:
-        self.used = set(used)
-        self.counter = itertools.count(1)
-
-    def var(self, stem: str, loc: Loc) -> Var:
-        while True:
-            name = f"_{stem}{next(self.counter)}"
-            if name not in self.used:
-                self.used.add(name)
-                return Var(name, loc)
-
-
 def _normalise_rule(head: Atom, body: tuple[BodyLiteral, ...], loc: Loc) -> Rule:
     used = {v.name for v in body_vars(body)} | {v.name for a in head.args for v in term_vars(a)}
-    fresh = _Fresh(used)
+    fresh = FreshVars(used)
     extra: list[Constraint] = []
 
     def lift(term: Term) -> Term:
@@ -470,7 +471,9 @@ def _parse_error(exc: UnexpectedInput, text: str, file: str | None) -> DatalogEr
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
         pos = len(text)
         line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
-    loc = Loc(file, line if isinstance(line, int) and line > 0 else None, col if isinstance(col, int) and col > 0 else None)
+    loc = Loc(
+        file, line if isinstance(line, int) and line > 0 else None, col if isinstance(col, int) and col > 0 else None
+    )
     hint = _hint(text, pos) if isinstance(pos, int) else None
     if hint:
         return DatalogError(hint, loc)
@@ -483,7 +486,9 @@ def _parse_error(exc: UnexpectedInput, text: str, file: str | None) -> DatalogEr
         return DatalogError(f"parse error: unexpected end of file{_describe_expected(expected)}", loc)
     if isinstance(exc, UnexpectedToken):
         if "DOT" in exc.expected and isinstance(pos, int) and "\n" in _gap_before(text, pos):
-            return DatalogError(f"parse error: unexpected {str(exc.token)!r}; missing '.' at the end of the previous clause?", loc)
+            return DatalogError(
+                f"parse error: unexpected {str(exc.token)!r}; missing '.' at the end of the previous clause?", loc
+            )
         return DatalogError(f"parse error: unexpected {str(exc.token)!r}{_describe_expected(exc.expected)}", loc)
     return DatalogError(f"parse error: {str(exc).splitlines()[0]}", loc)
 
@@ -642,7 +647,9 @@ def load_program(paths: Sequence[Path | str], *, check: bool = True) -> Program:
     return program
 
 
-def parse_string(text: str, *, filename: str | None = None, base_dir: Path | str | None = None, check: bool = True) -> Program:
+def parse_string(
+    text: str, *, filename: str | None = None, base_dir: Path | str | None = None, check: bool = True
+) -> Program:
     """Parse Datalog source text into a program.
 
     Args:

@@ -27,7 +27,17 @@ from analyzer.dl.syntax import (
 
 __all__ = ["format_rule", "format_term", "quote", "to_souffle"]
 
-_ESCAPE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v"}
+_ESCAPE = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\v": "\\v",
+}
 
 
 def quote(text: str) -> str:

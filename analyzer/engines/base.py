@@ -15,7 +15,15 @@ from analyzer.dl.checks import INT_MAX, INT_MIN
 from analyzer.dl.errors import DatalogError
 from analyzer.dl.syntax import Decl, Program
 
-__all__ = ["Engine", "EngineError", "EngineUnavailable", "UnknownEngine", "check_rows", "finish_outputs", "validate_facts"]
+__all__ = [
+    "Engine",
+    "EngineError",
+    "EngineUnavailable",
+    "UnknownEngine",
+    "check_rows",
+    "finish_outputs",
+    "validate_facts",
+]
 
 
 class EngineUnavailable(RuntimeError):
@@ -96,7 +104,9 @@ def check_rows(decl: Decl, rows: Iterable[tuple]) -> set[tuple]:
     for row in rows:
         row = tuple(row)
         if len(row) != arity:
-            raise DatalogError(f"facts for {decl.name}: {row!r} has {len(row)} values, the relation has {arity} columns")
+            raise DatalogError(
+                f"facts for {decl.name}: {row!r} has {len(row)} values, the relation has {arity} columns"
+            )
         for value, want, (col, _) in zip(row, types, decl.columns):
             if type(value) is not want:
                 if want is int and isinstance(value, int) and not isinstance(value, bool):

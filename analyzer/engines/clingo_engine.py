@@ -63,7 +63,7 @@ from analyzer.dl.syntax import (
 )
 from analyzer.engines.base import Engine, EngineUnavailable, finish_outputs
 
-__all__ = ["ClingoEngine", "predicate_name", "to_clingo"]
+__all__ = ["ClingoEngine", "facts_text", "predicate_name", "to_clingo"]
 
 _OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "%": "\\"}
 

@@ -44,7 +44,7 @@ from analyzer.dl.normalize import (
     order_body,
     rule_var_names,
 )
-from analyzer.dl.strata import scc_order
+from analyzer.dl.strata import scc_order, strata
 from analyzer.dl.syntax import (
     Aggregate,
     Atom,
@@ -104,6 +104,7 @@ def _pred(relation: str) -> str:
 
 def _plan(program: Program) -> _Plan:
     plan = _Plan(arities={name: d.arity for name, d in program.decls.items()})
+    comp_of = {name: i for i, comp in enumerate(strata(program)) for name in comp}
     counter = 0
     for rule in program.rules:
         rule = name_aggregate_wildcards(lift_expressions(rule, head=True))
@@ -122,15 +123,12 @@ def _plan(program: Program) -> _Plan:
                 inner.extend(v.name for v in term_vars(agg.target))
             keys = [name for name in dict.fromkeys(inner) if name not in local]
             self_grounded = grounded_vars(agg.body)
-            for key in keys:
-                if key not in self_grounded:
-                    raise EngineUnavailable(
-                        f"pydatalog cannot evaluate the {agg.op} aggregate at {agg.loc}: its body uses variable "
-                        f"{key} of the enclosing rule without binding it; use --engine clingo"
-                    )
+            context: list[BodyLiteral] = []
+            if any(key not in self_grounded for key in keys):
+                context = _binding_context(rule, keys, comp_of, agg)
             body_pred, res_pred = f"%agg{counter}_body", f"%agg{counter}_res"
             head_args: list[Term] = [Var(k) for k in keys] + [Var(v) for v in local]
-            aux_body = list(agg.body)
+            aux_body = context + list(agg.body)
             if agg.target is not None:
                 target = fresh.var("target", agg.loc)
                 aux_body.append(Constraint("=", target, agg.target, agg.loc))
@@ -152,6 +150,54 @@ def _plan(program: Program) -> _Plan:
         for body in variants:
             plan.rules.append(Rule(rule.head, body, rule.loc))
     return plan
+
+
+def _binding_context(rule: Rule, keys: list[str], comp_of: dict[str, int], agg: Aggregate) -> list[BodyLiteral]:
+    """The rule's literals that bind an aggregate's outer variables, for its auxiliary body.
+
+    Needed when the aggregate body uses an outer variable without binding it (e.g.
+    ``count : { B(y), y < x }``): the rows are then computed per binding of the rule's
+    other literals. Those literals must not depend on aggregate results, and must be
+    complete before the head's stratum (not recursive with the head).
+
+    Raises:
+        EngineUnavailable: When no such context exists.
+    """
+    results = {
+        lit.left.name
+        for lit in rule.body
+        if isinstance(lit, Constraint) and isinstance(lit.right, Aggregate) and isinstance(lit.left, Var)
+    }
+    context = [lit for lit in rule.body if not (isinstance(lit, Constraint) and isinstance(lit.right, Aggregate))]
+    tainted = set(results)
+    changed = True
+    while changed:  # drop what depends on aggregate results (assignments pass the taint on)
+        changed = False
+        for lit in list(context):
+            names = {v.name for v in body_vars([lit])}
+            if names & tainted:
+                context.remove(lit)
+                if isinstance(lit, Constraint) and lit.op == "=":
+                    tainted |= names
+                changed = True
+    changed = True
+    while changed:  # then what is no longer bound
+        changed = False
+        bound = grounded_vars(context)
+        for lit in list(context):
+            if not isinstance(lit, Atom) and not {v.name for v in body_vars([lit])} <= bound:
+                context.remove(lit)
+                changed = True
+    bound = grounded_vars(context)
+    missing = [k for k in keys if k not in bound and k not in grounded_vars(agg.body)]
+    recursive = [a.relation for a in _atoms(context) if comp_of.get(a.relation) == comp_of.get(rule.head.relation)]
+    if missing or recursive:
+        why = f"variable {missing[0]}" if missing else f"recursive relation {recursive[0]}"
+        raise EngineUnavailable(
+            f"pydatalog cannot evaluate the {agg.op} aggregate at {agg.loc}: its body uses variables of the "
+            f"enclosing rule that it does not bind, and the rule binds them through {why}; use --engine clingo"
+        )
+    return context
 
 
 def _flatten(body: Iterable[BodyLiteral], fresh: FreshVars) -> tuple[BodyLiteral, ...]:

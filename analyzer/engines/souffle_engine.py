@@ -81,7 +81,9 @@ class SouffleEngine(Engine):
         """
         exe = shutil.which(self.executable)
         if exe is None:
-            raise EngineUnavailable(_MISSING if self.executable == "souffle" else f"{self.executable} not found; use --engine clingo")
+            raise EngineUnavailable(
+                _MISSING if self.executable == "souffle" else f"{self.executable} not found; use --engine clingo"
+            )
         edb = validate_facts(program, facts)
         with tempfile.TemporaryDirectory(prefix="shardlog-souffle-") as tmp:
             root = Path(tmp)

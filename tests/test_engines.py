@@ -1,0 +1,323 @@
+"""Tests of the engines: interface, agreement, large EDB, errors and the Soufflé plumbing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from analyzer.dl import DatalogError, parse_string
+from analyzer.engines import (
+    DEFAULT_ENGINE,
+    EngineError,
+    EngineUnavailable,
+    UnknownEngine,
+    available_engines,
+    get_engine,
+)
+from analyzer.engines.clingo_engine import to_clingo
+
+ENGINES = available_engines()
+
+PROGRAM = """
+.decl E(a: symbol, b: symbol)
+.decl W(a: symbol, w: number)
+.decl T(a: symbol, b: symbol)
+.decl Out(a: symbol, n: number, total: number)
+.decl Iso(a: symbol)
+.decl Both(a: symbol, b: symbol)
+.input E, W
+.output T, Out, Iso, Both
+T(a, b) :- E(a, b).
+T(a, c) :- T(a, b), E(b, c).
+Out(a, n, s) :- W(a, _), n = count : { T(a, _) }, s = sum w : { T(a, b), W(b, w) }.
+Iso(a) :- W(a, _), !E(a, _), !E(_, a).
+Both(a, b) :- T(a, b), T(b, a), a != b.
+T("given", "fact").
+"""
+FACTS = {
+    "E": [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")],
+    "W": [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("z", 5), ("True", 6), ("", 7)],
+}
+
+
+def test_engines_registry():
+    assert DEFAULT_ENGINE == "clingo"
+    assert "clingo" in ENGINES and "pydatalog" in ENGINES
+    assert get_engine().name == "clingo"
+    assert get_engine("PyDatalog").name == "pydatalog"
+    with pytest.raises(UnknownEngine, match="unknown engine 'nope'"):
+        get_engine("nope")
+    assert issubclass(UnknownEngine, ValueError) and issubclass(UnknownEngine, EngineUnavailable)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_result_shape(engine):
+    program = parse_string(PROGRAM)
+    result = get_engine(engine).run(program, FACTS)
+    assert list(result) == ["T", "Out", "Iso", "Both"]
+    assert result["Out"] == [
+        ("", 0, 0),
+        ("True", 0, 0),
+        ("a", 4, 10),
+        ("b", 4, 10),
+        ("c", 4, 10),
+        ("d", 0, 0),
+        ("z", 0, 0),
+    ]
+    assert result["Iso"] == [("",), ("True",), ("z",)]
+    assert ("given", "fact") in result["T"]
+    assert result["Both"][:2] == [("a", "b"), ("a", "c")]
+    for rows in result.values():
+        assert rows == sorted(rows)
+        for row in rows:
+            assert all(type(v) in (str, int) for v in row)
+
+
+def test_engines_agree():
+    program = parse_string(PROGRAM)
+    results = {name: get_engine(name).run(program, FACTS) for name in ENGINES}
+    first = results[ENGINES[0]]
+    for name, result in results.items():
+        assert result == first, name
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_facts_and_rules_for_the_same_relation(engine):
+    program = parse_string(
+        """
+        .decl R(x: number)
+        .decl S(x: number)
+        .output R
+        R(x) :- S(x).
+        R(100).
+        """
+    )
+    assert get_engine(engine).run(program, {"R": [(1,)], "S": [(2,)]}) == {"R": [(1,), (2,), (100,)]}
+    assert get_engine(engine).run(program, {}) == {"R": [(100,)]}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nullary_relations(engine):
+    program = parse_string(
+        """
+        .decl A(x: number)
+        .decl Any()
+        .decl None_()
+        .output Any, None_
+        Any() :- A(_).
+        None_() :- A(x), x > 10.
+        """
+    )
+    assert get_engine(engine).run(program, {"A": [(1,)]}) == {"Any": [()], "None_": []}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_facts_are_rejected(engine):
+    program = parse_string(".decl A(s: symbol, n: number)\n.output A\n")
+    run = get_engine(engine).run
+    with pytest.raises(DatalogError, match="undeclared relation B"):
+        run(program, {"B": [(1,)]})
+    with pytest.raises(DatalogError, match="A"):
+        run(program, {"A": [("x",)]})
+    with pytest.raises(DatalogError, match="number"):
+        run(program, {"A": [("x", "1")]})
+    with pytest.raises(DatalogError, match="number"):
+        run(program, {"A": [("x", True)]})
+    with pytest.raises(DatalogError, match="symbol"):
+        run(program, {"A": [(1, 1)]})
+    with pytest.raises(DatalogError, match="32 bits"):
+        run(program, {"A": [("x", 2**31)]})
+    assert run(program, {"A": [["x", -(2**31)]]}) == {"A": [("x", -(2**31))]}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_functor_errors_and_division_by_zero(engine):
+    program = parse_string(
+        """
+        .decl S(s: symbol)
+        .decl N(a: number, b: number)
+        .decl P(n: number)
+        .decl Q(a: number, q: number)
+        .output P, Q
+        P(to_number(s)) :- S(s).
+        Q(a, a / b) :- N(a, b).
+        """
+    )
+    run = get_engine(engine).run
+    assert run(program, {"S": [("12",), (" -3",)], "N": [(7, 0), (7, 2)]}) == {"P": [(-3,), (12,)], "Q": [(7, 3)]}
+    with pytest.raises(DatalogError, match="to_number"):
+        run(program, {"S": [("x1",)]})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_arithmetic_wraps_at_32_bits(engine):
+    program = parse_string(".decl A(x: number)\n.decl B(x: number)\n.output B\nB(x + 1) :- A(x).\n")
+    assert get_engine(engine).run(program, {"A": [(2**31 - 1,)]}) == {"B": [(-(2**31),)]}
+
+
+def test_clingo_loads_200k_facts_and_joins():
+    n = 200_000
+    program = parse_string(
+        """
+        .decl Next(a: symbol, b: symbol)
+        .decl Two(a: symbol, c: symbol)
+        .decl Deg(a: symbol, n: number)
+        .input Next
+        .output Two, Deg
+        Two(a, c) :- Next(a, b), Next(b, c).
+        Deg(a, n) :- Next(a, _), a = "n7", n = count : { Next(a, _) }.
+        """
+    )
+    facts = {"Next": [(f"n{i}", f"n{i + 1}") for i in range(n)]}
+    result = get_engine("clingo").run(program, facts)
+    assert len(result["Two"]) == n - 1
+    assert ("n0", "n2") in result["Two"] and ("n199998", "n200000") in result["Two"]
+    assert result["Deg"] == [("n7", 1)]
+
+
+def test_clingo_translation_traps():
+    program = parse_string(
+        """
+        .decl B(x: number, y: number)
+        .decl H(x: number, n: number)
+        H(x, n) :- B(x, _), n = count : { B(x, _) }.
+        H(x, m) :- B(x, _), m = min y : { B(x, y) }.
+        H(x, y % 3) :- B(x, y).
+        """
+    )
+    text = to_clingo(program, outputs=["H"])
+    assert "V_n=#count{V__w1:r_B(V_x,V__w1)}" in text
+    assert "V_m=#min{V_y,V_y:r_B(V_x,V_y)},V_m!=#sup" in text
+    assert "(V_y\\3)" in text
+    assert "#show r_H/2." in text
+
+
+def test_aggregate_using_an_outer_variable_only_in_a_comparison():
+    program = parse_string(
+        """
+        .decl A(x: number)
+        .decl B(x: number)
+        .decl H(x: number, n: number)
+        .output H
+        H(x, n) :- A(x), n = count : { B(y), y < x }.
+        """
+    )
+    facts = {"A": [(2,), (0,)], "B": [(0,), (1,), (5,)]}
+    for engine in ENGINES:
+        assert get_engine(engine).run(program, facts) == {"H": [(0, 0), (2, 2)]}, engine
+
+
+def test_pydatalog_rejects_what_it_cannot_express():
+    program = parse_string(
+        """
+        .decl E(a: number, b: number)
+        .decl R(x: number, n: number)
+        .output R
+        R(x, 0) :- E(x, _), x = 0.
+        R(y, n) :- R(x, _), E(x, y), n = count : { E(z, _), z < y }.
+        """
+    )
+    facts = {"E": [(0, 1), (1, 2), (5, 6)]}
+    with pytest.raises(EngineUnavailable, match="cannot evaluate the count aggregate .* recursive relation R"):
+        get_engine("pydatalog").run(program, facts)
+    assert get_engine("clingo").run(program, facts) == {"R": [(0, 0), (1, 1), (2, 2)]}
+
+
+def test_pydatalog_runs_are_isolated_across_threads():
+    program = parse_string(PROGRAM)
+    expected = get_engine("clingo").run(program, FACTS)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(get_engine("pydatalog").run, program, FACTS) for _ in range(3)]
+        results = [f.result() for f in futures]
+    assert results == [expected] * 3
+
+
+# ---------------------------------------------------------------------------------------
+# Soufflé
+
+
+def test_souffle_unavailable_without_binary(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "souffle" not in available_engines()
+    with pytest.raises(EngineUnavailable) as info:
+        get_engine("souffle")
+    assert str(info.value) == "souffle is not on PATH; install Soufflé or use --engine clingo"
+
+
+FAKE_SOUFFLE = """\
+#!{python}
+# A stand-in for souffle: checks the command line and the files written for it, then
+# "evaluates" Out(a, n + 1) :- In(a, n) by hand.
+import os, sys
+args = sys.argv[1:]
+if os.environ.get("FAKE_SOUFFLE_FAIL"):
+    sys.stderr.write("Error: something broke\\n")
+    sys.exit(3)
+assert args[0] == "-F" and args[2] == "-D" and args[4].endswith("program.dl"), args
+facts_dir, out_dir, program = args[1], args[3], args[4]
+text = open(program).read()
+assert ".input In" in text and ".input Extra" in text and ".output Out" in text, text
+rows = [line.rstrip("\\n").split("\\t") for line in open(os.path.join(facts_dir, "In.facts"))]
+extra = open(os.path.join(facts_dir, "Extra.facts")).read()
+assert extra == "", extra
+with open(os.path.join(out_dir, "Out.csv"), "w") as out:
+    for a, n in rows:
+        out.write(f"{{a}}\\t{{int(n) + 1}}\\n")
+"""
+
+
+@pytest.fixture
+def fake_souffle(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "souffle"
+    script.write_text(FAKE_SOUFFLE.format(python=sys.executable))
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return script
+
+
+def test_souffle_plumbing_with_a_fake_binary(fake_souffle, monkeypatch):
+    program = parse_string(
+        textwrap.dedent(
+            """
+            .decl In(a: symbol, n: number)
+            .decl Extra(a: symbol)
+            .decl Out(a: symbol, n: number)
+            .input Extra
+            .output Out
+            Out(a, n + 1) :- In(a, n), !Extra(a).
+            """
+        )
+    )
+    engine = get_engine("souffle")
+    assert "souffle" in available_engines()
+    result = engine.run(program, {"In": [("x y", 1), ("b", -5)]})
+    assert result == {"Out": [("b", -4), ("x y", 2)]}
+
+    monkeypatch.setenv("FAKE_SOUFFLE_FAIL", "1")
+    with pytest.raises(EngineError, match="souffle exited with status 3: Error: something broke"):
+        engine.run(program, {"In": []})
+
+
+def test_souffle_rejects_symbols_the_fact_format_cannot_hold(fake_souffle):
+    program = parse_string(".decl In(a: symbol, n: number)\n.decl Out(a: symbol, n: number)\n.output Out\n")
+    with pytest.raises(DatalogError, match="tab or newline"):
+        get_engine("souffle").run(program, {"In": [("a\tb", 1)]})
+
+
+@pytest.mark.skipif(shutil.which("souffle") is None, reason="souffle is not on PATH (Soufflé is not installed here)")
+def test_real_souffle_agrees_with_clingo():
+    program = parse_string(PROGRAM)
+    assert get_engine("souffle").run(program, FACTS) == get_engine("clingo").run(program, FACTS)
+
+
+def test_engine_error_types():
+    assert issubclass(EngineUnavailable, RuntimeError)
+    assert issubclass(EngineError, RuntimeError)
