@@ -90,8 +90,9 @@ def main(repeat: int, out_path: str) -> None:
         f"Measured by `python scripts/bench.py --repeat {repeat}` on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.",
         "Wall = whole child process (interpreter start, imports, check); the split is inside `check`:",
-        "facts = ONNX load + canonical form + fact extraction, oracles = shape algebra,",
-        "engine = clingo grounding + solving of the rule library, rest = verdict and report data.",
+        "load = ONNX load + input relations + canonical form, facts = fact extraction,",
+        "oracles = shape algebra, engine = parsing the rule library + clingo grounding and solving,",
+        "report = reading the derived tables into outputs and discrepancies.",
         "",
         "| case | N | nodes/rank | fact rows | verdict | wall s (±sd) | import s | load s | facts s "
         "| oracles s | engine s | report s | peak RSS MiB |",
