@@ -133,6 +133,12 @@ PRESETS = {
     "llama_tp4_bug_missing_allreduce": dict(model="llama", world_size=4, bug="missing_allreduce", **_SMALL),
     "qwen2_tp2": dict(model="qwen2", world_size=2, **{**_SMALL, "kv_heads": 2}),
     "mistral_tp2": dict(model="mistral", world_size=2, **{**_SMALL, "kv_heads": 2, "seed": 1}),
+    "qwen2_tp2_bug_missing_allreduce": dict(
+        model="qwen2", world_size=2, bug="missing_allreduce", **{**_SMALL, "kv_heads": 2}
+    ),
+    "mistral_tp2_bug_shard_order": dict(
+        model="mistral", world_size=2, bug="shard_order", **{**_SMALL, "kv_heads": 2, "seed": 1}
+    ),
 }
 
 FAMILIES = {
