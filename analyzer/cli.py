@@ -29,11 +29,11 @@ def _user_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from analyzer.dl import DatalogError
-        from analyzer.engines import EngineUnavailable
+        from analyzer.engines import EngineError, EngineUnavailable
 
         try:
             return fn(*args, **kwargs)
-        except (InputError, EngineUnavailable, DatalogError) as exc:
+        except (InputError, EngineUnavailable, EngineError, DatalogError) as exc:
             _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except KeyboardInterrupt:
             _fail("interrupted")

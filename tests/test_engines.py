@@ -161,6 +161,33 @@ def test_arithmetic_wraps_at_32_bits(engine):
     assert get_engine(engine).run(program, {"A": [(2**31 - 1,)]}) == {"B": [(-(2**31),)]}
 
 
+def test_mutual_recursion_with_given_facts_terminates_everywhere():
+    # pyDatalog's own top-down resolution loops forever on this program.
+    program = parse_string(
+        """
+        .decl I(n: symbol, i: number)
+        .decl Next(i: number, j: number)
+        .decl Last(n: symbol, i: number)
+        .decl UpTo(n: symbol, i: number)
+        .decl All(n: symbol)
+        .output UpTo, I, All
+        UpTo(n, i) :- I(n, i), i = 0.
+        UpTo(n, j) :- UpTo(n, i), I(n, j), Next(i, j).
+        All(n) :- UpTo(n, i), Last(n, i).
+        I(n, i + 1) :- All(n), Last(n, i).
+        """
+    )
+    facts = {
+        "I": [("a", 0), ("a", 1), ("b", 0), ("b", 2)],
+        "Next": [(i, i + 1) for i in range(4)],
+        "Last": [("a", 1), ("b", 2), ("a", 2)],
+    }
+    results = [get_engine(name).run(program, facts) for name in ENGINES]
+    assert results[0]["All"] == [("a",)]
+    assert results[0]["UpTo"] == [("a", 0), ("a", 1), ("a", 2), ("a", 3), ("b", 0)]
+    assert all(r == results[0] for r in results)
+
+
 def test_clingo_loads_200k_facts_and_joins():
     n = 200_000
     program = parse_string(

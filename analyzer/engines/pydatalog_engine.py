@@ -8,19 +8,32 @@ generating pyDatalog source, so no quoting is involved. The mapping:
 * body literals are reordered so every comparison, assignment and negation comes after the
   atoms binding its variables (pyDatalog evaluates left to right and silently derives
   nothing from ``Y == X + 1`` placed before ``X`` is bound);
-* arithmetic and functors run as Python functions (:mod:`analyzer.dl.functors`): 32-bit
+* arithmetic and functors run as Python functions (:mod:`analyzer.dl.functors`) on
+  operands put in three-address form (pyDatalog cannot nest such operations): 32-bit
   wrap-around, ``/`` and ``%`` truncating toward zero; a zero divisor is guarded by a
   ``!= 0`` test so the rule instance does not fire, as in clingo;
-* aggregates are computed in Python: the aggregate body becomes an auxiliary predicate,
-  which is queried once the strata below it are complete (the program is stratified),
-  grouped and reduced; the results are asserted as facts of a second auxiliary predicate
-  that replaces the aggregate in the rule. ``count``/``sum`` of nothing give 0 (an extra
-  rule variant with the negated result predicate), ``min``/``max`` of nothing derive nothing.
+* symbols carry a ``$`` prefix inside pyDatalog, whose ``Term()`` turns the strings
+  ``"True"``, ``"False"`` and ``"??"`` into a boolean or a variable even for constants.
 
-What pyDatalog cannot do here raises :class:`EngineUnavailable` naming the construct:
-an aggregate whose body uses a variable of the enclosing rule only in a comparison (its
-rows cannot be computed independently of the rule). pyDatalog is slow on large inputs
-(top-down tabled resolution in Python): use it for tests and small programs.
+Evaluation is bottom-up, one strongly connected component at a time: every rule becomes a
+clause with its own head predicate, relations only hold asserted facts, and each component
+is iterated (naively) until no rule adds a tuple. pyDatalog's own top-down resolution is
+not used for recursion because it loops forever on small mutually recursive programs
+(e.g. ``U(n,j) :- U(n,i), I(n,j), Next(i,j).  A(n) :- U(n,i), Last(n,i).  I(n,i) :- A(n),
+Last(n,i).`` with facts for ``I``); this way every query is over facts and terminates.
+
+Aggregates are computed in Python: the aggregate body becomes an auxiliary relation; once
+its component is complete, its rows are grouped and reduced and the results asserted as a
+second auxiliary relation that replaces the aggregate in the rule. ``count``/``sum`` of
+nothing give 0 (an extra rule variant with the negated result relation), ``min``/``max``
+of nothing derive nothing. When the aggregate body uses a variable of the rule without
+binding it (``count : { B(y), y < x }`` with ``x`` bound outside), the auxiliary body also
+gets the rule's other literals that do not depend on aggregate results.
+
+What pyDatalog cannot do here raises :class:`EngineUnavailable` naming the construct: such
+an aggregate when the literals binding ``x`` are recursive with the rule's head. It is
+slow: shardlog's rule library on the 2-rank llama example takes minutes (clingo: 0.5 s).
+Use it for tests and small programs.
 
 pyDatalog keeps its clause database per thread (``pyDatalog.Logic``); each run resets the
 current thread's database before and after, and runs under a lock because pyDatalog also
@@ -426,14 +439,27 @@ class PyDatalogEngine(Engine):
 
         errors: list[DatalogError] = []
         builder = _Builder(errors)
-        for fact in program.facts:
-            pyDatalog.assert_fact(_pred(fact.relation), *_encode(fact.values))
-        for name, rows in edb.items():
+        known: dict[str, set[tuple]] = {name: set() for name in plan.arities}
+
+        def add(name: str, rows: Iterable[tuple]) -> int:
+            new = set(rows) - known[name]
             pred = _pred(name)
-            for row in rows:
-                pyDatalog.assert_fact(pred, *_encode(row))
-        for rule in plan.rules:
-            builder.add_rule(rule)
+            for row in new:
+                pyDatalog.assert_fact(pred, *row)
+            known[name] |= new
+            return len(new)
+
+        for fact in program.facts:
+            add(fact.relation, [_encode(fact.values)])
+        for name, rows in edb.items():
+            add(name, (_encode(row) for row in rows))
+        # One clause per rule, under its own head predicate; relations themselves only hold
+        # facts, so no clause is recursive and pyDatalog's resolution always terminates.
+        by_head: dict[str, list[tuple[str, int]]] = {}
+        for k, rule in enumerate(plan.rules):
+            clause = f"%rule{k}"
+            builder.add_rule(Rule(Atom(clause, rule.head.args, rule.head.loc), rule.body, rule.loc))
+            by_head.setdefault(rule.head.relation, []).append((clause, len(rule.head.args)))
         db = pyEngine.Logic.tl.logic.Db
         for name, arity in plan.arities.items():
             pred = _pred(name)
@@ -441,27 +467,32 @@ class PyDatalogEngine(Engine):
                 pyDatalog.assert_fact(pred, *([0] * arity))
                 pyDatalog.retract_fact(pred, *([0] * arity))
 
-        def ask(name: str) -> list[tuple]:
-            arity = plan.arities[name]
-            query = builder.pp.Literal.make(_pred(name), [builder.pp.Term(f"Q_{i}") for i in range(arity)])
+        def ask(clause: str, arity: int) -> list[tuple]:
+            query = builder.pp.Literal.make(_pred(clause), [builder.pp.Term(f"Q_{i}") for i in range(arity)])
             answer = query.ask()
             if answer is True:
                 return [()]
             return [tuple(row) for row in (answer or [])]
 
-        for agg in _schedule(plan):
-            values = _reduce(agg.op, ask(agg.body_pred), agg.n_keys)
-            for key, value in values.items():
-                pyDatalog.assert_fact(_pred(agg.res_pred), *key, value)
-        rows = {name: [_decode(row) for row in ask(name)] for name in program.outputs}
+        aggregates = {agg.res_pred: agg for agg in plan.aggregates}
+        for comp in _components(plan):
+            if len(comp) == 1 and comp[0] in aggregates:
+                agg = aggregates[comp[0]]
+                values = _reduce(agg.op, known[agg.body_pred], agg.n_keys)
+                add(agg.res_pred, [(*key, value) for key, value in values.items()])
+                continue
+            clauses = [c for name in comp for c in by_head.get(name, ())]
+            heads = [name for name in comp for _ in by_head.get(name, ())]
+            while clauses:  # naive iteration to the component's fixpoint
+                if not sum(add(head, ask(*clause)) for head, clause in zip(heads, clauses)):
+                    break
         if errors:
             raise errors[0]
-        return finish_outputs(program, rows)
+        return finish_outputs(program, {name: [_decode(row) for row in known[name]] for name in program.outputs})
 
 
-def _schedule(plan: _Plan) -> list[_AggPlan]:
-    """Aggregates in an order where each one's body only needs finished aggregates."""
+def _components(plan: _Plan) -> list[list[str]]:
+    """Relations (with the auxiliary ones) in strongly connected components, lowest first."""
     edges = [(r.head.relation, a.relation) for r in plan.rules for a in _atoms(r.body)]
     edges += [(agg.res_pred, agg.body_pred) for agg in plan.aggregates]
-    order = {name: i for i, comp in enumerate(scc_order(plan.arities, edges)) for name in comp}
-    return sorted(plan.aggregates, key=lambda agg: order[agg.res_pred])
+    return scc_order(plan.arities, edges)
