@@ -65,13 +65,17 @@ def main() -> None:
 )
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning).")
 @click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
 @click.option("--seed", default=0, show_default=True, help="Random seed of the numeric witness.")
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
 @_user_errors
-def check(seq, ranks, spec, engine, rule_dirs, json_path, out_dir, numeric, seed, explain, verbose, quiet) -> None:
+def check(
+    seq, ranks, spec, engine, rule_dirs, json_path, out_dir, html_path, sarif_path, numeric, seed, explain, verbose, quiet
+) -> None:
     """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first)."""
     from analyzer.api import check as run_check
     from analyzer.report import print_text, write_json
@@ -84,6 +88,14 @@ def check(seq, ranks, spec, engine, rule_dirs, json_path, out_dir, numeric, seed
         write_json(result, json_path)
     if out_dir:
         write_tables(result.derivation, out_dir)
+    if html_path:
+        from analyzer.html_report import write_html
+
+        write_html(result, html_path)
+    if sarif_path:
+        from analyzer.sarif import write_sarif
+
+        write_sarif(result, sarif_path)
     if quiet:
         click.echo(result.verdict)
     else:

@@ -15,7 +15,8 @@ JSON schema version 1 (``--json REPORT.json``)::
          "inputs": [{"name": str, "relations": [str], "producer": str | null,
                      "producer_op": str | null, "producer_scope": str}],
          "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str],
-         "origin_node": str, "origin_scope": str, "origin_source": str}],  # where a pending
+         "origin_node": str, "origin_scope": str, "origin_source": str,
+         "rules_tried": [str]}],  # where a pending
                                                       # Partial reaching the frontier was made
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
       "notes": [str], "no_rule_ops": [str],
@@ -135,6 +136,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
                 f"  the partial sum comes from {escape(d.origin_node)} in [bold]{escape(d.origin_scope) or '?'}[/]"
                 f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
             )
+        if d.rules_tried:
+            console.print(f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)")
         for h in d.hints:
             console.print(f"  [yellow]hint:[/] {escape(h)}")
     if len(v.discrepancies) > len(shown):

@@ -80,6 +80,7 @@ class Discrepancy:
     origin_node: str = ""
     origin_scope: str = ""
     origin_source: str = ""
+    rules_tried: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -139,9 +140,14 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     unexplained = [o.name for o in outputs if o.relation is None]
     checks = [rel for rel in ix.decls if rel.startswith("Check_") and ix.t.get(rel)]
     hints = _hint_texts()
-    hint_ids: dict[str, list[str]] = defaultdict(list)
+    hint_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
     for row in ix.rows("Hint"):
-        hint_ids[row["n"]].append(row["hint"])
+        hint_ids[("seq", row["n"])].append(row["hint"])
+    for row in ix.rows("RankHint"):
+        hint_ids[(row["g"], row["m"])].append(row["hint"])
+    tried: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("RuleTried"):
+        tried[row["n"]].append(row["file"])
     no_rule = sorted({f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}" for r in ix.rows("NoRule")})
 
     def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
@@ -165,7 +171,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
         for row in ix.rows("Pair"):
             if row["n"] == node and g == "seq":
                 paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
-        ids = sorted(set(hint_ids.get(node, []))) if g == "seq" else []
+        ids = sorted(set(hint_ids.get((g, node), [])))
         d = Discrepancy(
             kind,
             node_name[(g, node)],
@@ -182,6 +188,9 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             g,
             message,
         )
+        d.rules_tried = sorted(set(tried.get(node, []))) if g == "seq" else []
+        if not d.code and file:
+            d.code = read_source_line(file, line)
         origin = _partial_origin(g, node, inputs_of, producer, holds) if g == "seq" else None
         if origin is not None:
             ofile, oline, _ = source.get((g, origin), ("", 0, ""))
@@ -245,6 +254,27 @@ def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
         else:
             result.append(OutputVerdict(s, None))
     return result
+
+
+def read_source_line(file: str, line: int) -> str:
+    """The text of ``file:line`` when the file can be found (as given, or relative to an
+    entry of ``sys.path`` such as site-packages for ``transformers/models/...``); "" if not."""
+    import sys
+
+    if line <= 0:
+        return ""
+    candidates = [Path(file)] + [Path(p) / file for p in sys.path if p and not Path(file).is_absolute()]
+    for path in candidates:
+        try:
+            if path.is_file():
+                with path.open(encoding="utf-8", errors="replace") as fh:
+                    for i, text in enumerate(fh, 1):
+                        if i == line:
+                            return text.strip()
+                return ""
+        except OSError:
+            continue
+    return ""
 
 
 def _partial_origin(g: str, node: str, inputs_of: dict, producer: dict, holds: dict) -> str | None:

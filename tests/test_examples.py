@@ -12,6 +12,12 @@ from conftest import EXAMPLES
 from analyzer import check
 
 CASES = sorted(p for p in EXAMPLES.glob("*") if (p / "case.yaml").is_file())
+# the hint that names the fix, by the bug kind in the case name
+FIX_HINT = {
+    "missing_allreduce": "missing-allreduce",
+    "bias_every_rank": "bias-before-reduce",
+    "shard_order": "shard-order",
+}
 
 
 def _case(path: Path) -> tuple[dict, Path, list[Path]]:
@@ -34,6 +40,9 @@ def test_example_verdict(case):
         first = result.verdict_.discrepancies[0]
         # the frontier, or the node that made the pending Partial reaching it
         assert cfg["bug_module"] in (first.scope, first.origin_scope), (first.node, first.scope, first.origin_scope)
+        assert first.source.startswith("transformers/models/"), first.source
+        kind = next(k for k in FIX_HINT if case.name.endswith(k))
+        assert FIX_HINT[kind] in first.hint_ids, first.hint_ids
 
 
 @pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
