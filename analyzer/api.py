@@ -72,6 +72,7 @@ def check(
     rules: Sequence[str | Path] = (),
     numeric: bool = False,
     seed: int = 0,
+    coverage: bool = False,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -83,6 +84,7 @@ def check(
         rules: extra rule folders.
         numeric: also run the numeric witness (random inputs, simulated collectives).
         seed: random seed of the numeric witness.
+        coverage: record which rules fired (``result.derivation.coverage``).
 
     Returns:
         A :class:`CheckResult`.
@@ -94,7 +96,7 @@ def check(
     t0 = time.perf_counter()
     inp = load_inputs(seq, ranks, relations)
     t_load = time.perf_counter() - t0
-    deriv = derive(inp, engine=engine, extra_rules=rules)
+    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage)
     t1 = time.perf_counter()
     verdict = build_verdict(inp, deriv)
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -66,24 +67,52 @@ def main() -> None:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here.")
-@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning).")
+@click.option(
+    "--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning)."
+)
 @click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
 @click.option("--seed", default=0, show_default=True, help="Random seed of the numeric witness.")
+@click.option("--coverage", is_flag=True, help="Report which rules fired, per rule file.")
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
 @_user_errors
 def check(
-    seq, ranks, spec, engine, rule_dirs, json_path, out_dir, html_path, sarif_path, numeric, seed, explain, verbose, quiet
+    seq,
+    ranks,
+    spec,
+    engine,
+    rule_dirs,
+    json_path,
+    out_dir,
+    html_path,
+    sarif_path,
+    numeric,
+    seed,
+    coverage,
+    explain,
+    verbose,
+    quiet,
 ) -> None:
     """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first)."""
     from analyzer.api import check as run_check
-    from analyzer.report import print_text, write_json
+    from analyzer.report import print_coverage, print_text, write_json
     from analyzer.tables import write_tables
 
-    result = run_check(
-        seq, list(ranks), relations=spec, engine=engine, rules=list(rule_dirs), numeric=numeric, seed=seed
-    )
+    console = Console(highlight=False)
+    err_console = Console(stderr=True, highlight=False)
+    status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
+    with status:
+        result = run_check(
+            seq,
+            list(ranks),
+            relations=spec,
+            engine=engine,
+            rules=list(rule_dirs),
+            numeric=numeric,
+            seed=seed,
+            coverage=coverage,
+        )
     if json_path:
         write_json(result, json_path)
     if out_dir:
@@ -99,8 +128,16 @@ def check(
     if quiet:
         click.echo(result.verdict)
     else:
-        print_text(result, Console(highlight=False), verbose=verbose, explain=explain)
+        print_text(result, console, verbose=verbose, explain=explain)
+    if coverage:
+        print_coverage(result, console, verbose=verbose)
     sys.exit(0 if result.verdict == "verified" else 1)
+
+
+def _null():
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 @main.command()
@@ -127,6 +164,50 @@ def query(out_dir, relation, conditions) -> None:
 
     frame = query_table(out_dir, relation, conditions)
     click.echo(frame.to_string(index=False) if len(frame) else f"(no rows in {relation})")
+
+
+@main.group()
+def rules() -> None:
+    """Work on rule files."""
+
+
+@rules.command("test")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--engine", "engines", multiple=True, help="Engine to run (repeatable; default: every available one).")
+@_user_errors
+def rules_test(folder, engines) -> None:
+    """Run the golden cases under FOLDER (case/facts/*.facts in, case/expected/*.csv out) on every engine.
+
+    Exit 0 when every case matches on every engine, 1 otherwise.
+    """
+    from analyzer.dl.golden import find_cases, run_golden_case
+    from analyzer.engines import EngineUnavailable, available_engines, get_engine
+
+    if not Path(folder).is_dir():
+        raise InputError(f"{folder}: no such folder")
+    cases = find_cases(folder)
+    if not cases:
+        raise InputError(f"{folder}: no golden case (a folder with facts/, expected/ and program.dl or program.txt)")
+    failed = 0
+    for name in engines or available_engines():
+        try:
+            engine = get_engine(name)
+        except EngineUnavailable as exc:
+            click.echo(f"skip {name}: {exc}")
+            continue
+        for case in cases:
+            try:
+                mismatches = run_golden_case(case, engine)
+            except EngineUnavailable as exc:
+                click.echo(f"skip {case.name} on {name}: {exc}")
+                continue
+            status = "ok" if not mismatches else "FAIL"
+            failed += bool(mismatches)
+            click.echo(f"{status:4} {case.name} ({name})")
+            for m in mismatches:
+                click.echo(f"     {m}")
+    click.echo(f"{failed} failed" if failed else "all cases pass")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

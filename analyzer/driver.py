@@ -15,6 +15,7 @@ from pathlib import Path
 
 import onnx
 
+from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
 from analyzer.dl import load_program
 from analyzer.engines import get_engine
 from analyzer.errors import InputError
@@ -64,6 +65,7 @@ class Derivation:
         rounds: engine runs until no oracle added a fact.
         capped: True when ``max_rounds`` stopped the loop before a fixpoint.
         timings: seconds spent in "facts", "engine" and "oracles".
+        coverage: per rule, whether it fired (only when ``derive(coverage=True)``).
     """
 
     facts: dict[str, list[tuple]]
@@ -72,6 +74,7 @@ class Derivation:
     rounds: int
     capped: bool
     timings: dict[str, float] = field(default_factory=dict)
+    coverage: list = field(default_factory=list)
 
 
 def _check_same_model(
@@ -151,6 +154,7 @@ def derive(
     extra_rules: Sequence[str | Path] = (),
     derived_oracles: Sequence[DerivedOracle] = (),
     max_rounds: int = 8,
+    coverage: bool = False,
 ) -> Derivation:
     """Run the rule library over the facts of ``inp`` to a fixpoint.
 
@@ -160,6 +164,7 @@ def derive(
         extra_rules: user rule folders added to the library (``--rules DIR``).
         derived_oracles: Python oracles reading derived relations and returning new facts.
         max_rounds: safety cap on engine runs.
+        coverage: also record which rules fired (:mod:`analyzer.coverage`).
 
     Returns:
         The :class:`Derivation`.
@@ -190,6 +195,7 @@ def derive(
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
     runner = get_engine(engine)
+    run_program = instrument(program) if coverage else program
 
     t_engine = 0.0
     rounds = 0
@@ -198,7 +204,7 @@ def derive(
         rounds += 1
         tuples = facts.tuples(program.decls)
         t2 = time.perf_counter()
-        derived = runner.run(program, tuples)
+        derived = runner.run(run_program, tuples)
         t_engine += time.perf_counter() - t2
         t3 = time.perf_counter()
         new = FactTables()
@@ -212,7 +218,10 @@ def derive(
             capped = True
             break
         facts.extend(fresh)
+    fired = coverage_of(program, derived) if coverage else []
+    derived.pop(COVERAGE_RELATION, None)
     return Derivation(
+        coverage=fired,
         facts=tuples,
         derived=derived,
         decls=program.decls,

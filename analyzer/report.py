@@ -35,7 +35,7 @@ from rich.markup import escape
 
 from analyzer.api import CheckResult
 
-__all__ = ["to_json", "write_json", "print_text", "SCHEMA_VERSION"]
+__all__ = ["to_json", "write_json", "print_text", "print_coverage", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -137,7 +137,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
                 f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
             )
         if d.rules_tried:
-            console.print(f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)")
+            console.print(
+                f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)"
+            )
         for h in d.hints:
             console.print(f"  [yellow]hint:[/] {escape(h)}")
     if len(v.discrepancies) > len(shown):
@@ -148,3 +150,23 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
     colour = "green" if v.verdict == "verified" else "red"
     console.print(f"\n[bold {colour}]{v.verdict}[/] (world size {n}, engine {result.engine}, {result.seconds:.2f} s)")
+
+
+def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:
+    """Print, per rule file, how many of its rules fired on this run (and, with ``verbose``,
+    the rules that did not, as file:line head)."""
+    from collections import defaultdict
+
+    per_file: dict[str, list] = defaultdict(list)
+    for cov in result.derivation.coverage:
+        per_file[cov.file].append(cov)
+    console.print("\n[bold]rule coverage[/] (rules whose body matched at least once):")
+    for file in sorted(per_file):
+        rules = per_file[file]
+        fired = sum(c.fired for c in rules)
+        short = "/".join(Path(file).parts[-2:])
+        console.print(f"  {escape(short)}: {fired}/{len(rules)}")
+        if verbose:
+            for c in rules:
+                if not c.fired:
+                    console.print(f"    not fired: line {c.line} ({escape(c.head)})")

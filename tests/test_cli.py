@@ -127,3 +127,40 @@ def test_facts_command_writes_every_fact_table(tmp_path):
     assert code == 0, out
     node = (tmp_path / "f" / "Node.facts").read_text().splitlines()
     assert any("\tMatMul\t" in line for line in node)
+
+
+def test_rules_test_runs_golden_cases():
+    from conftest import ROOT
+
+    code, out, _ = _run(["rules", "test", str(ROOT / "tests" / "rules"), "--engine", "clingo"])
+    assert code == 0, out
+    assert "ok   transitive_closure (clingo)" in out
+
+
+def test_rules_test_reports_a_failing_case(tmp_path):
+    case = tmp_path / "cases" / "bad"
+    (case / "facts").mkdir(parents=True)
+    (case / "expected").mkdir()
+    (case / "program.dl").write_text(".decl E(x: number)\n.input E\n.decl F(x: number)\n.output F\nF(x) :- E(x).\n")
+    (case / "facts" / "E.facts").write_text("1\n2\n")
+    (case / "expected" / "F.csv").write_text("1\n")
+    code, out, _ = _run(["rules", "test", str(tmp_path / "cases"), "--engine", "clingo"])
+    assert code == 1
+    assert "FAIL bad (clingo)" in out
+
+
+def test_coverage_lists_rule_files():
+    code, out, _ = _run(["check", *_files(), "--coverage"])
+    assert code == 0
+    assert "ops/MatMul.dl:" in out and "core/holds.dl: 4/4" in out
+
+
+def test_missing_rules_folder(tmp_path):
+    text = _one_line_error(*_run(["check", *_files(), "--rules", str(tmp_path / "nope")]))
+    assert "no such rules folder" in text
+
+
+def test_bad_user_rule_file(tmp_path):
+    (tmp_path / "bad.dl").write_text("OutLayout(n) :- Nope(n).\n")
+    text = _one_line_error(*_run(["check", *_files(), "--rules", str(tmp_path)]))
+    assert "bad.dl" in text
