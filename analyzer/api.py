@@ -73,6 +73,7 @@ def check(
     numeric: bool = False,
     seed: int = 0,
     coverage: bool = False,
+    memoize: bool = True,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -85,6 +86,7 @@ def check(
         numeric: also run the numeric witness (random inputs, simulated collectives).
         seed: random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
+        memoize: solve each run of identical decoder layers once (:mod:`analyzer.memo`).
 
     Returns:
         A :class:`CheckResult`.
@@ -96,7 +98,7 @@ def check(
     t0 = time.perf_counter()
     inp = load_inputs(seq, ranks, relations)
     t_load = time.perf_counter() - t0
-    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage)
+    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
     t1 = time.perf_counter()
     verdict = build_verdict(inp, deriv)
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}

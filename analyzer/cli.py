@@ -72,6 +72,9 @@ def main() -> None:
 )
 @click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
 @click.option("--seed", default=0, show_default=True, help="Random seed of the numeric witness.")
+@click.option(
+    "--no-memo", "no_memo", is_flag=True, help="Do not solve identical decoder layers once (check every layer)."
+)
 @click.option("--coverage", is_flag=True, help="Report which rules fired, per rule file.")
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
@@ -89,6 +92,7 @@ def check(
     sarif_path,
     numeric,
     seed,
+    no_memo,
     coverage,
     explain,
     verbose,
@@ -112,6 +116,7 @@ def check(
             numeric=numeric,
             seed=seed,
             coverage=coverage,
+            memoize=not no_memo,
         )
     if json_path:
         write_json(result, json_path)

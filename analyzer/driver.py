@@ -21,6 +21,7 @@ from analyzer.engines import get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts, load_model
 from analyzer.facts.canonical import canonicalize
+from analyzer.memo import boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import const_ints_text, reshape_axis_maps, shard_shapes
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
 from analyzer.rulebook import rule_files, schema_files
@@ -66,6 +67,7 @@ class Derivation:
         capped: True when ``max_rounds`` stopped the loop before a fixpoint.
         timings: seconds spent in "facts", "engine" and "oracles".
         coverage: per rule, whether it fired (only when ``derive(coverage=True)``).
+        memo: what layer memoization did ("off", or which layers were solved once).
     """
 
     facts: dict[str, list[tuple]]
@@ -75,6 +77,7 @@ class Derivation:
     capped: bool
     timings: dict[str, float] = field(default_factory=dict)
     coverage: list = field(default_factory=list)
+    memo: str = ""
 
 
 def _check_same_model(
@@ -155,6 +158,7 @@ def derive(
     derived_oracles: Sequence[DerivedOracle] = (),
     max_rounds: int = 8,
     coverage: bool = False,
+    memoize: bool = True,
 ) -> Derivation:
     """Run the rule library over the facts of ``inp`` to a fixpoint.
 
@@ -165,6 +169,8 @@ def derive(
         derived_oracles: Python oracles reading derived relations and returning new facts.
         max_rounds: safety cap on engine runs.
         coverage: also record which rules fired (:mod:`analyzer.coverage`).
+        memoize: collapse runs of identical decoder layers (:mod:`analyzer.memo`); the
+            whole graph is checked when the collapsed run's boundary is not a fixpoint.
 
     Returns:
         The :class:`Derivation`.
@@ -173,10 +179,54 @@ def derive(
         InputError: a user rule file does not parse.
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    for folder in extra_rules:
+        if not Path(folder).is_dir():
+            raise InputError(f"{folder}: no such rules folder")
+    try:
+        program = load_program([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
+    except ValueError as exc:  # DatalogError
+        raise InputError(f"rules: {exc}") from None
+    runner = get_engine(engine)
+    seq = inp.canonical_seq or inp.seq
+    ranks = inp.canonical_ranks or inp.ranks
+    note = "off"
+    if memoize:
+        t0 = time.perf_counter()
+        collapse = collapse_layers(seq, ranks, {r.seq_value: r.layout for r in inp.relations})
+        t_memo = time.perf_counter() - t0
+        if collapse is None:
+            note = "no run of identical layers"
+        else:
+            deriv = _run(inp, collapse.seq, collapse.ranks, program, runner, derived_oracles, max_rounds, coverage)
+            deriv.timings["memo"] = t_memo
+            holds, pieces = _relation_index(deriv)
+            if boundary_is_fixpoint(collapse, holds, pieces):
+                spans = ", ".join(f"{r.first}..{r.last}" for r in collapse.runs)
+                deriv.memo = f"layers {spans} solved once each ({collapse.removed} of {collapse.layers} layers reused)"
+                return deriv
+            note = "boundary relations of the collapsed layers are not a fixpoint: whole graph checked"
+    deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
+    deriv.memo = note
+    return deriv
+
+
+def _relation_index(deriv: Derivation) -> tuple[dict, dict]:
+    holds: dict[str, set] = {}
+    for s, k, a, p in deriv.derived.get("Holds", []):
+        holds.setdefault(s, set()).add((k, a, p))
+    cols = list(deriv.decls["Piece"].column_names)
+    pieces: dict[tuple, set] = {}
+    for row in deriv.derived.get("Piece", []):
+        x = dict(zip(cols, row))
+        pieces.setdefault((x["s"], x["r"], (x["kind"], x["axis"], x["param"])), set()).add(x["d"])
+    return holds, pieces
+
+
+def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage) -> Derivation:
     t0 = time.perf_counter()
     facts = FactTables()
-    facts.extend(extract_graph_facts(inp.canonical_seq or inp.seq, "seq"))
-    for r, model in enumerate(inp.canonical_ranks or inp.ranks):
+    facts.extend(extract_graph_facts(seq, "seq"))
+    for r, model in enumerate(ranks):
         facts.extend(extract_graph_facts(model, graph_name(r)))
     facts.extend(_input_facts(inp))
     t_facts = time.perf_counter() - t0
@@ -186,15 +236,6 @@ def derive(
     facts.extend(reshape_axis_maps(facts, inp.world_size))
     facts.extend(const_ints_text(facts))
     t_oracles = time.perf_counter() - t1
-
-    for folder in extra_rules:
-        if not Path(folder).is_dir():
-            raise InputError(f"{folder}: no such rules folder")
-    try:
-        program = load_program([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
-    except ValueError as exc:  # DatalogError
-        raise InputError(f"rules: {exc}") from None
-    runner = get_engine(engine)
     run_program = instrument(program) if coverage else program
 
     t_engine = 0.0

@@ -148,6 +148,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
     if result.derivation.capped:
         console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
+    if verbose and result.derivation.memo:
+        console.print(f"layer memoization: {escape(result.derivation.memo)}")
     colour = "green" if v.verdict == "verified" else "red"
     console.print(f"\n[bold {colour}]{v.verdict}[/] (world size {n}, engine {result.engine}, {result.seconds:.2f} s)")
 

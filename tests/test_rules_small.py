@@ -155,7 +155,8 @@ lin (float[4, {k}] x, float[{k}, 8] w, float[8] b) => (float[4, 8] y) {{
     "rank_body, verified",
     [
         (
-            "c = Constant<value = float {2.0}>()\n  bn = Div(b, c)\n  z = Gemm(x, w, bn)\n  y = com.microsoft.AllReduce(z)",
+            "c = Constant<value = float {2.0}>()\n  bn = Div(b, c)\n"
+            "  z = Gemm(x, w, bn)\n  y = com.microsoft.AllReduce(z)",
             True,
         ),
         ("z = Gemm(x, w, b)\n  y = com.microsoft.AllReduce(z)", False),
