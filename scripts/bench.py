@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -28,7 +29,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from analyzer import check
 t1 = time.perf_counter()
-r = check(sys.argv[1], sys.argv[2:])
+r = check(sys.argv[2], sys.argv[3:], memoize=sys.argv[1] == "memo")
 t2 = time.perf_counter()
 print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r.derivation.timings,
                   "nodes": sum(len(m.graph.node) for m in r.inputs.ranks) // len(r.inputs.ranks),
@@ -36,10 +37,28 @@ print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r
 """
 
 
-def _run_child(seq: Path, ranks: list[Path]) -> tuple[dict, float, float]:
+SECTION = "## Check on the examples"
+
+
+def write_section(path: Path, heading: str, body: str) -> None:
+    """Replace the ``## `` section ``heading`` of ``path`` with ``body`` (which starts with the
+    heading), keeping every other section; append it when absent."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else "# Benchmarks\n"
+    parts = re.split(r"(?m)^(?=## )", text)
+    kept = [p for p in parts if not p.startswith(heading + "\n")]
+    if len(kept) == len(parts):
+        kept.append(body)
+    else:
+        kept.insert(next(i for i, p in enumerate(parts) if p.startswith(heading + "\n")), body)
+    out = "".join(p if p.endswith("\n\n") or p is kept[-1] else p + "\n" for p in kept)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(out, encoding="utf-8")
+
+
+def _run_child(seq: Path, ranks: list[Path], memo: bool) -> tuple[dict, float, float]:
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(seq), *map(str, ranks)],
+        [sys.executable, "-c", CHILD, "memo" if memo else "nomemo", str(seq), *map(str, ranks)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
@@ -56,18 +75,21 @@ def _run_child(seq: Path, ranks: list[Path]) -> tuple[dict, float, float]:
 @click.option("--repeat", default=3, show_default=True, help="Runs per case (median is reported).")
 @click.option("--out", "out_path", default=str(ROOT / "docs" / "benchmarks.md"), show_default=True)
 def main(repeat: int, out_path: str) -> None:
-    """Time every examples/<case>/ and write the table."""
+    """Time every examples/<case>/ (and the 6-layer memoization cases, memo on and off)."""
     rows = []
-    for case in sorted((ROOT / "examples").glob("*/case.yaml")):
+    cases = [(c, True) for c in sorted((ROOT / "examples").glob("*/case.yaml"))]
+    for c in sorted((ROOT / "tests" / "data").glob("llama6_*/case.yaml")):
+        cases += [(c, True), (c, False)]
+    for case, memo in cases:
         cfg = yaml.safe_load(case.read_text())
         folder = case.parent
         ranks = [folder / f"rank{r}.onnx" for r in range(cfg["world_size"])]
-        runs = [_run_child(folder / "seq.onnx", ranks) for _ in range(repeat)]
+        runs = [_run_child(folder / "seq.onnx", ranks, memo) for _ in range(repeat)]
         med = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
         data, wall, rss = med
         rows.append(
             (
-                folder.name,
+                folder.name + ("" if memo else " (--no-memo)"),
                 cfg["world_size"],
                 data["nodes"],
                 data["facts_rows"],
@@ -85,7 +107,7 @@ def main(repeat: int, out_path: str) -> None:
         )
         click.echo(f"{folder.name}: {wall:.2f} s, {rss:.0f} MiB, {data['verdict']}")
     lines = [
-        "# Benchmarks",
+        SECTION,
         "",
         f"Measured by `python scripts/bench.py --repeat {repeat}` on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.",
@@ -105,8 +127,7 @@ def main(repeat: int, out_path: str) -> None:
         )
     lines.append("")
     lines.append("Target of the main-job issue: under 3 s on 2 cores for `examples/llama_tp2`.")
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    Path(out_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_section(Path(out_path), SECTION, "\n".join(lines) + "\n")
     click.echo(f"wrote {out_path}")
 
 
