@@ -12,6 +12,9 @@ Rewrites:
   on a 3-D input into ``view -> mm -> view`` on one side and into one ``matmul`` on the other
   (e.g. a DTensor row-parallel linear), and the exporter's optimizer may fold the first view
   into a preceding reshape.
+
+One pass over the nodes finds every match (matches never overlap: each owns its two
+single-use intermediate values), so the cost is linear in the graph size.
 """
 
 from __future__ import annotations
@@ -31,27 +34,38 @@ def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
     g = model.graph
     for vi in list(g.value_info) + list(g.input) + list(g.output):
         dims = vi.type.tensor_type.shape.dim
-        if all(d.HasField("dim_value") for d in dims) and vi.type.tensor_type.HasField("shape"):
+        if vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
             out[vi.name] = [d.dim_value for d in dims]
     for init in g.initializer:
         out[init.name] = list(init.dims)
     return out
 
 
-def _flattened_linear(model: onnx.ModelProto) -> bool:
+def _is_op(node: onnx.NodeProto, op: str) -> bool:
+    return node.op_type == op and node.domain in ("", "ai.onnx")
+
+
+def _flattened_linears(model: onnx.ModelProto) -> int:
+    """Rewrite every flattened linear of ``model`` in place; returns how many."""
     g = model.graph
     shapes = _shapes(model)
-    uses = Counter(v for n in g.node for v in n.input)
+    nodes = list(g.node)
+    uses = Counter(v for n in nodes for v in n.input)
     uses.update(o.name for o in g.output)
-    producer = {o: n for n in g.node for o in n.output}
-    consumer = {n.input[0]: n for n in g.node if n.input}
-    for mm in g.node:
-        if mm.op_type != "MatMul" or mm.domain not in ("", "ai.onnx") or len(mm.input) != 2:
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output}
+    consumer = {n.input[0]: i for i, n in enumerate(nodes) if n.input}
+    replace: dict[int, list[onnx.NodeProto]] = {}
+    drop: set[int] = set()
+    for j, mm in enumerate(nodes):
+        if not _is_op(mm, "MatMul") or len(mm.input) != 2 or len(mm.output) != 1:
             continue
         v, w = mm.input
         u = mm.output[0]
-        r1, r2 = producer.get(v), consumer.get(u)
-        if r1 is None or r2 is None or r1.op_type != "Reshape" or r2.op_type != "Reshape":
+        i1, i2 = producer.get(v), consumer.get(u)
+        if i1 is None or i2 is None or i1 == i2 or {i1, i2, j} & (drop | set(replace)):
+            continue
+        r1, r2 = nodes[i1], nodes[i2]
+        if not _is_op(r1, "Reshape") or not _is_op(r2, "Reshape") or not r1.input or len(r2.output) != 1:
             continue
         if uses[v] != 1 or uses[u] != 1:
             continue
@@ -62,56 +76,39 @@ def _flattened_linear(model: onnx.ModelProto) -> bool:
         if sy[-1] != su[1] or math.prod(sy[:-1]) != sv[0] or sw[0] != sv[1]:
             continue
         target = [*sy[:-1], sv[1]]
-        index = list(g.node).index(mm)
+        new_nodes = []
         if sx == target:
             new_in = x
-            g.node.remove(r1)
         else:
             new_in = f"{v}::canonical"
             const = f"{v}::canonical_shape"
             g.initializer.append(numpy_helper.from_array(np.array(target, dtype=np.int64), const))
             reshape = helper.make_node("Reshape", [x, const], [new_in], name=f"{r1.name}::canonical")
             reshape.metadata_props.extend(r1.metadata_props)
-            g.node.remove(r1)
-            g.node.insert(index - 1 if index > 0 else 0, reshape)
+            new_nodes.append(reshape)
             g.value_info.append(helper.make_tensor_value_info(new_in, onnx.TensorProto.FLOAT, target))
         new_mm = helper.make_node("MatMul", [new_in, w], [y], name=mm.name)
         new_mm.metadata_props.extend(mm.metadata_props)
-        pos = list(g.node).index(mm)
-        g.node.remove(mm)
-        g.node.remove(r2)
-        g.node.insert(pos, new_mm)
-        return True
-    return False
-
-
-def _topological(model: onnx.ModelProto) -> None:
-    g = model.graph
-    ready = {i.name for i in g.input} | {i.name for i in g.initializer} | {""}
-    pending = list(g.node)
-    ordered = []
-    while pending:
-        progressed = False
-        for n in list(pending):
-            if all(i in ready for i in n.input):
-                ordered.append(n)
-                ready.update(n.output)
-                pending.remove(n)
-                progressed = True
-        if not progressed:  # leave graphs with cycles or dangling inputs as they were
-            ordered.extend(pending)
-            break
+        new_nodes.append(new_mm)
+        # at the MatMul's place: x and w are defined before it, y's readers come after it
+        replace[j] = new_nodes
+        drop.update({i1, i2})
+    if not replace:
+        return 0
+    out = []
+    for i, n in enumerate(nodes):
+        if i in replace:
+            out.extend(replace[i])
+        elif i not in drop:
+            out.append(n)
     del g.node[:]
-    g.node.extend(ordered)
+    g.node.extend(out)
+    return len(replace)
 
 
 def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    changed = False
-    while _flattened_linear(out):
-        changed = True
-    if changed:
-        _topological(out)
+    _flattened_linears(out)
     return out
