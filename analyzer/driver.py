@@ -183,7 +183,7 @@ def derive(
         if not Path(folder).is_dir():
             raise InputError(f"{folder}: no such rules folder")
     try:
-        program = load_program([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
+        program = _load_program_cached([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
     runner = get_engine(engine)
@@ -208,6 +208,38 @@ def derive(
     deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
     deriv.memo = note
     return deriv
+
+
+def _load_program_cached(paths: Sequence[Path]):
+    """``load_program`` with a pickle cache keyed by the files' paths and contents (parsing and
+    checking the library takes about a second; the cache makes it milliseconds). The cache
+    lives in ``$SHARDLOG_CACHE`` or ``~/.cache/shardlog``; any problem with it falls back to
+    parsing."""
+    import hashlib
+    import os
+    import pickle
+
+    h = hashlib.blake2b(digest_size=16)
+    for p in paths:
+        h.update(str(Path(p).resolve()).encode())
+        h.update(Path(p).read_bytes())
+    root = Path(os.environ.get("SHARDLOG_CACHE", Path.home() / ".cache" / "shardlog"))
+    cached = root / f"program-{h.hexdigest()}.pickle"
+    try:
+        with cached.open("rb") as fh:
+            return pickle.load(fh)
+    except Exception:  # missing, stale format or unreadable: parse again
+        pass
+    program = load_program(paths)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as fh:
+            pickle.dump(program, fh)
+        tmp.replace(cached)
+    except OSError:
+        pass
+    return program
 
 
 def _relation_index(deriv: Derivation) -> tuple[dict, dict]:

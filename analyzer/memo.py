@@ -215,7 +215,21 @@ def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
                 n.input[pos] = rename[v]
     del g.model.graph.node[:]
     g.model.graph.node.extend(kept)
+    _prune(g.model)
     return sorted(set(boundary))
+
+
+def _prune(model: onnx.ModelProto) -> None:
+    """Drop value_info, initializers and graph inputs that no remaining node reads."""
+    g = model.graph
+    used = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output}
+    used |= {o.name for o in g.output}
+    for field_name in ("value_info", "initializer", "input"):
+        items = getattr(g, field_name)
+        keep = [x for x in items if x.name in used]
+        if len(keep) != len(items):
+            del items[:]
+            items.extend(keep)
 
 
 def collapse_layers(
