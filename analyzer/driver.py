@@ -127,7 +127,9 @@ def load_inputs(
     )
 
 
-def _input_facts(inp: CheckInput) -> FactTables:
+def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTables:
+    """World size, graph ranks and the input relations of the seq values in ``seq_values``
+    (all when None: a collapsed graph no longer reads the weights of removed layers)."""
     facts = FactTables()
     n = inp.world_size
     facts.add("WorldSize", n=n)
@@ -137,6 +139,8 @@ def _input_facts(inp: CheckInput) -> FactTables:
         if r + 1 < n:
             facts.add("NextRank", r=r, next=r + 1)
     for rel in inp.relations:
+        if seq_values is not None and rel.seq_value not in seq_values:
+            continue
         lay = rel.layout
         axis = lay.axis if lay.axis is not None else -1
         if lay.kind == "Partial":
@@ -260,7 +264,9 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(extract_graph_facts(seq, "seq"))
     for r, model in enumerate(ranks):
         facts.extend(extract_graph_facts(model, graph_name(r)))
-    facts.extend(_input_facts(inp))
+    g = seq.graph
+    read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
+    facts.extend(_input_facts(inp, read))
     t_facts = time.perf_counter() - t0
 
     t1 = time.perf_counter()
