@@ -24,6 +24,25 @@ import click
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+LARGE_CHILD = r"""
+import json, sys, time
+import onnx
+files = sys.argv[2:]
+t0 = time.perf_counter()
+for f in files:
+    onnx.load(f, load_external_data=False)
+t_load = time.perf_counter() - t0
+t1 = time.perf_counter()
+from analyzer import check
+r = check(files[0], files[1:], memoize=sys.argv[1] == "memo")
+t2 = time.perf_counter()
+print(json.dumps({"verdict": r.verdict, "onnx_load": t_load, "total": t2 - t1, **r.derivation.timings,
+                  "memo_note": r.derivation.memo, "first": (r.verdict_.discrepancies[0].scope
+                  if r.verdict_.discrepancies else ""),
+                  "nodes": len(r.inputs.seq.graph.node),
+                  "facts_rows": sum(len(v) for v in r.derivation.facts.values())}))
+"""
+
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
@@ -55,10 +74,10 @@ def write_section(path: Path, heading: str, body: str) -> None:
     path.write_text(out, encoding="utf-8")
 
 
-def _run_child(seq: Path, ranks: list[Path], memo: bool) -> tuple[dict, float, float]:
+def _run_child(seq: Path, ranks: list[Path], memo: bool, child: str = CHILD) -> tuple[dict, float, float]:
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, "memo" if memo else "nomemo", str(seq), *map(str, ranks)],
+        [sys.executable, "-c", child, "memo" if memo else "nomemo", str(seq), *map(str, ranks)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
@@ -74,8 +93,18 @@ def _run_child(seq: Path, ranks: list[Path], memo: bool) -> tuple[dict, float, f
 @click.command()
 @click.option("--repeat", default=3, show_default=True, help="Runs per case (median is reported).")
 @click.option("--out", "out_path", default=str(ROOT / "docs" / "benchmarks.md"), show_default=True)
-def main(repeat: int, out_path: str) -> None:
+@click.option(
+    "--large",
+    "large_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Folders made by scripts/make_large.py; timed instead of the examples ('## Scale' section).",
+)
+def main(repeat: int, out_path: str, large_dirs: tuple[str, ...]) -> None:
     """Time every examples/<case>/ (and the 6-layer memoization cases, memo on and off)."""
+    if large_dirs:
+        _large(large_dirs, repeat, Path(out_path))
+        return
     rows = []
     cases = [(c, True) for c in sorted((ROOT / "examples").glob("*/case.yaml"))]
     for c in sorted((ROOT / "tests" / "data").glob("llama6_*/case.yaml")):
@@ -129,6 +158,39 @@ def main(repeat: int, out_path: str) -> None:
     lines.append("Target of the main-job issue: under 3 s on 2 cores for `examples/llama_tp2`.")
     write_section(Path(out_path), SECTION, "\n".join(lines) + "\n")
     click.echo(f"wrote {out_path}")
+
+
+SCALE = "## Scale (full-size Llama shapes, weight-free graphs from scripts/make_large.py)"
+
+
+def _large(dirs: tuple[str, ...], repeat: int, out_path: Path) -> None:
+    lines = [
+        SCALE,
+        "",
+        f"Measured by `python scripts/bench.py --large DIR ... --repeat {repeat}` on {platform.machine()}, "
+        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}. Wall = child process; onnx.load = plain",
+        "`onnx.load` of the same files in the same process; ratio = check / onnx.load (the floor).",
+        "load = ONNX load + relations + canonical form; memo = layer fingerprints and collapse.",
+        "",
+        "| graphs | nodes (seq) | MB | verdict | first discrepancy | wall s | check s | onnx.load s | ratio "
+        "| load s | memo s | facts s | engine s | fact rows | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for d in dirs:
+        folder = Path(d)
+        ranks = sorted(folder.glob("rank*.onnx"), key=lambda p: int(p.stem[4:]))
+        files = [folder / "seq.onnx", *ranks]
+        mb = sum(f.stat().st_size for f in files) / 2**20
+        runs = [_run_child(files[0], ranks, True, LARGE_CHILD) for _ in range(repeat)]
+        data, wall, rss = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
+        lines.append(
+            f"| {folder.name} (N={len(ranks)}) | {data['nodes']} | {mb:.0f} | {data['verdict']} | "
+            f"{data['first'] or '-'} | {wall:.2f} | {data['total']:.2f} | {data['onnx_load']:.2f} | "
+            f"{data['total'] / max(data['onnx_load'], 1e-9):.0f} | {data['load']:.2f} | {data.get('memo', 0):.2f} | "
+            f"{data['facts']:.2f} | {data['engine']:.2f} | {data['facts_rows']} | {rss:.0f} |"
+        )
+        click.echo(f"{folder.name}: {wall:.2f} s, {rss:.0f} MiB, {data['verdict']}, {data['memo_note']}")
+    write_section(out_path, SCALE, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
