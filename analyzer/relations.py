@@ -133,11 +133,12 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
             raise InputError(f"{where}.partial: expected sum or max, got {value!r}")
         layout = PARTIAL_SUM if value in (True, "sum") else Layout("Partial", reduce="max")
     elif kind == "shard":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**31:
             raise InputError(f"{where}.shard: expected a non-negative axis, got {value!r}")
         sections = entry.get("sections")
         if sections is not None and (
-            not isinstance(sections, list) or not all(isinstance(x, int) and x > 0 for x in sections)
+            not isinstance(sections, list)
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in sections)
         ):
             raise InputError(f"{where}.sections: expected a list of positive section sizes")
         layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None)
@@ -157,8 +158,10 @@ def load_spec(path: str | Path) -> Spec:
         raise InputError(f"{p}: no such spec file")
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, (RecursionError, MemoryError)):
+            first = "nested too deeply"
         raise InputError(f"{p}: not a valid YAML spec ({first})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
@@ -179,29 +182,62 @@ def _value_names(model: onnx.ModelProto) -> set[str]:
     return names
 
 
+def _known_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
+    """Shapes recorded in the model for any value (inputs, outputs, value_info, initializers)."""
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    g = model.graph
+    for vi in [*g.value_info, *g.output]:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            dims = vi.type.tensor_type.shape.dim
+            shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
+    shapes.update(_boundary_shapes(model))
+    return shapes
+
+
+def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: int) -> None:
+    """A spec's Shard must name an axis of the value, and its sections must add up to that axis."""
+    if layout.kind != "Shard" or shape is None or layout.axis is None:
+        return
+    if layout.axis >= len(shape):
+        raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
+    dim = shape[layout.axis]
+    if layout.sections and isinstance(dim, int) and dim > 0:
+        if sum(layout.sections) != dim:
+            raise InputError(
+                f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
+                f"but axis {layout.axis} has size {dim}"
+            )
+        if any(size % n for size in layout.sections):
+            raise InputError(f"{path}: {name!r}: every section must split into {n} equal chunks")
+
+
 def apply_spec(
     relations: Sequence[InputRelation], spec: Spec, seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]
 ) -> list[InputRelation]:
     """Override or add relations from a spec.
 
     Raises:
-        InputError: the spec's world size differs from the rank count, or it names a value
-            that is not in the sequential graph or a rank value that is not in its rank graph.
+        InputError: the spec's world size differs from the rank count, it names a value
+            that is not in the sequential graph or a rank value that is not in its rank graph,
+            or a Shard does not fit the value's recorded shape (no such axis, sections that do
+            not add up to the axis or do not split into equal chunks).
     """
     n = len(ranks)
     if spec.world_size is not None and spec.world_size != n:
         raise InputError(f"{spec.path}: spec is for world size {spec.world_size} but {n} rank files were given")
     seq_names = _value_names(seq)
     rank_names = [_value_names(r) for r in ranks]
+    seq_shapes = _known_shapes(seq)
     out = {rel.seq_value: rel for rel in relations}
     for name, (layout, rank_values) in spec.relations.items():
         if name not in seq_names:
-            raise InputError(f"{spec.path}: '{name}' is not a value of the sequential graph")
+            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
         values = rank_values or (name,) * n
         if len(values) != n:
-            raise InputError(f"{spec.path}: '{name}' lists {len(values)} rank values for {n} ranks")
+            raise InputError(f"{spec.path}: {name!r} lists {len(values)} rank values for {n} ranks")
         for r, v in enumerate(values):
             if v not in rank_names[r]:
-                raise InputError(f"{spec.path}: '{v}' is not a value of rank {r}")
+                raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
+        _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         out[name] = InputRelation(name, layout, tuple(values), "spec")
     return list(out.values())

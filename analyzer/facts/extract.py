@@ -10,12 +10,14 @@ bounds, axes and value hashes).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from onnx import numpy_helper
 
 from analyzer.errors import InputError
@@ -84,7 +86,9 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     """Load an ONNX model without reading external weight data.
 
     Raises:
-        InputError: the file is missing or is not an ONNX model.
+        InputError: the file is missing, is not an ONNX model, or is malformed (text that is
+            not UTF-8, a NUL character in a name, an initializer whose data does not fit its
+            type and shape).
     """
     p = Path(path)
     if not p.is_file():
@@ -95,7 +99,90 @@ def load_model(path: str | Path) -> onnx.ModelProto:
         raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
     if not model.graph.node and not model.graph.output:
         raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
+    problem = _malformed(model)
+    if problem:
+        raise InputError(f"{p}: malformed ONNX model: {problem}")
     return model
+
+
+_NAME_FIELDS = frozenset({"name", "op_type", "domain", "input", "output"})
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    if hasattr(field, "is_repeated"):  # protobuf >= 6 dropped FieldDescriptor.label
+        return bool(field.is_repeated)
+    return field.label == FieldDescriptor.LABEL_REPEATED
+
+
+def _bad_strings(msg, where: str) -> str | None:
+    """The first string field of ``msg`` (recursively) that is not UTF-8, or a name with NUL.
+
+    protobuf hands back ``bytes`` for a string field whose bytes are not UTF-8; the rest of
+    the analyzer (and clingo, whose strings cannot hold NUL) expects ``str``.
+    """
+    for field, value in msg.ListFields():
+        label = f"{where}.{field.name}"
+        repeated = _is_repeated(field)
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            for i, sub in enumerate(value if repeated else [value]):
+                found = _bad_strings(sub, f"{label}[{i}]" if repeated else label)
+                if found:
+                    return found
+        elif field.type == FieldDescriptor.TYPE_STRING:
+            for text in value if repeated else [value]:
+                if isinstance(text, bytes):
+                    return f"{label} is not UTF-8 text"
+                if "\x00" in text and field.name in _NAME_FIELDS:
+                    return f"{label} {text[:60]!r} contains a NUL character"
+    return None
+
+
+def _small(t: onnx.TensorProto) -> bool:
+    """Whether a tensor is decoded (``SMALL_CONST`` elements or fewer, data in the file)."""
+    return math.prod(t.dims) <= SMALL_CONST and t.data_location != onnx.TensorProto.EXTERNAL
+
+
+def _bad_tensor(t: onnx.TensorProto, what: str) -> str | None:
+    if any(d < 0 for d in t.dims):
+        return f"{what} has a negative dimension {list(t.dims)}"
+    if any(d > INT32_MAX for d in t.dims):
+        return f"{what} has a dimension over 2**31-1 {list(t.dims)}"
+    if not _small(t):
+        return None
+    if t.data_type == onnx.TensorProto.UNDEFINED or t.data_type not in onnx.TensorProto.DataType.values():
+        return f"{what} has no known data type ({t.data_type})"
+    try:
+        numpy_helper.to_array(t)
+    except Exception as exc:  # unknown data type, data that does not fill the shape, ...
+        detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        return f"{what} cannot be read ({detail})"
+    return None
+
+
+def _malformed(model: onnx.ModelProto) -> str | None:
+    """What makes ``model`` unreadable for the analyzer, or None."""
+    found = _bad_strings(model, "model")
+    if found:
+        return found
+    g = model.graph
+    for vi in [*g.input, *g.output, *g.value_info]:
+        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value")]
+        if any(d < 0 for d in dims):  # unknown sizes are dim_param or no value, never negative
+            return f"value {vi.name!r} has a negative dimension {dims}"
+        if any(d > INT32_MAX for d in dims):  # the engines' integers are 32-bit
+            return f"value {vi.name!r} has a dimension over 2**31-1 {dims}"
+    for init in model.graph.initializer:
+        found = _bad_tensor(init, f"initializer {init.name!r}")
+        if found:
+            return found
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            for attr in node.attribute:
+                if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
+                    found = _bad_tensor(attr.t, f"Constant {node.name or node.output[:1]!r}")
+                    if found:
+                        return found
+    return None
 
 
 def _dtype_name(elem_type: int) -> str:
@@ -146,16 +233,14 @@ def _tensor_digest(arr: np.ndarray) -> str:
 def _small_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
     consts: dict[str, np.ndarray] = {}
     for init in model.graph.initializer:
-        n = int(np.prod(init.dims)) if init.dims else 1
-        if n <= SMALL_CONST and init.data_location != onnx.TensorProto.EXTERNAL:
+        if _small(init):
             consts[init.name] = numpy_helper.to_array(init)
     for node in model.graph.node:
         if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or not node.output:
             continue
         for attr in node.attribute:
-            if attr.name == "value" and attr.t.data_location != onnx.TensorProto.EXTERNAL:
-                if int(np.prod(attr.t.dims)) <= SMALL_CONST:
-                    consts[node.output[0]] = numpy_helper.to_array(attr.t)
+            if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR and _small(attr.t):
+                consts[node.output[0]] = numpy_helper.to_array(attr.t)
             elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
                 val = onnx.helper.get_attribute_value(attr)
                 dtype = np.int64 if "int" in attr.name else np.float32
@@ -180,6 +265,7 @@ def _attr_rows(facts: FactTables, g: str, node_id: str, node: onnx.NodeProto) ->
                 facts.add("Node_AttrInts", g=g, node=node_id, attr=attr.name, pos=pos, value=_clamp32(int(v)))
         elif attr.type == onnx.AttributeProto.STRING:
             text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+            text = text.replace("\x00", "\ufffd")  # clingo strings cannot hold NUL
             facts.add("Node_AttrStr", g=g, node=node_id, attr=attr.name, value=text)
         elif attr.type == onnx.AttributeProto.FLOAT:
             facts.add("Node_AttrFloat", g=g, node=node_id, attr=attr.name, value=repr(float(value)))

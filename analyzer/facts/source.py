@@ -19,6 +19,8 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\n
 _FX_COMMENT = re.compile(r"File: (?P<file>\S+?):(?P<line>\d+) in (?P<fn>\S+), code: (?P<code>.*)")
 _LIBRARY_PREFIXES = ("torch/", "onnxscript/", "<eval_with_key>")
 _LIBRARY_PARTS = ("/torch/", "/onnxscript/", "/site-packages/torch")
+_MAX_LINE = 2**31 - 1
+_MAX_SCOPES_TEXT = 100_000  # name_scopes of real exports are a few hundred characters
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,11 @@ def _last_user_frame(trace: str) -> tuple[str, int, str]:
 def _scope_from_name_scopes(text: str) -> str:
     """torch.onnx writes the module paths from the root down, then the fx node's own name:
     ``['', 'model', 'model.layers.0', 'model.layers.0.self_attn', 'cat_2']``."""
+    if len(text) > _MAX_SCOPES_TEXT:
+        return ""
     try:
         scopes = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # not a literal, or too deep
         return ""
     if not isinstance(scopes, (list, tuple)):
         return ""
@@ -87,4 +91,10 @@ def parse_source(node: onnx.NodeProto) -> SourceInfo:
         scope = _scope_from_name_scopes(meta["pkg.torch.onnx.name_scopes"])
     if not scope:
         scope = _scope_from_legacy_name(node.name)
-    return SourceInfo(file=file, line=line, code=code, scope=scope)
+    line = line if 0 < line <= _MAX_LINE else 0  # the engines' integers are 32-bit
+    return SourceInfo(file=_text(file), line=line, code=_text(code), scope=_text(scope))
+
+
+def _text(s: str) -> str:
+    """Metadata is free text; NUL cannot travel into the engines' strings (clingo ends them there)."""
+    return s.replace("\x00", "\ufffd")
