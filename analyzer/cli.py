@@ -50,7 +50,30 @@ def _user_errors(fn):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """A click group whose usage errors are one ``shardlog: error:`` line and exit code 2
+    (click's own format is a Usage/Try/Error block)."""
+
+    def main(self, *args, **kwargs):  # noqa: D102
+        kwargs["standalone_mode"] = False
+        try:
+            super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            _fail("interrupted")
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+            sys.exit(0)
+        except click.UsageError as exc:
+            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+            _fail(where + " ".join(exc.format_message().split()))
+        except click.ClickException as exc:
+            _fail(" ".join(exc.format_message().split()))
+        sys.exit(0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="shardlog")
 def main() -> None:
     """shardlog: prove that per-rank ONNX graphs compute what the sequential graph computes."""
@@ -103,6 +126,8 @@ def check(
     from analyzer.report import print_coverage, print_text, write_json
     from analyzer.tables import write_tables
 
+    _refuse_overwriting_inputs([seq, *ranks, spec], [json_path, html_path, sarif_path])
+
     console = Console(highlight=False)
     err_console = Console(stderr=True, highlight=False)
     status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
@@ -118,18 +143,21 @@ def check(
             coverage=coverage,
             memoize=not no_memo,
         )
-    if json_path:
-        write_json(result, json_path)
-    if out_dir:
-        write_tables(result.derivation, out_dir)
-    if html_path:
-        from analyzer.html_report import write_html
+    try:
+        if json_path:
+            write_json(result, json_path)
+        if out_dir:
+            write_tables(result.derivation, out_dir)
+        if html_path:
+            from analyzer.html_report import write_html
 
-        write_html(result, html_path)
-    if sarif_path:
-        from analyzer.sarif import write_sarif
+            write_html(result, html_path)
+        if sarif_path:
+            from analyzer.sarif import write_sarif
 
-        write_sarif(result, sarif_path)
+            write_sarif(result, sarif_path)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}") from None
     if quiet:
         click.echo(result.verdict)
     else:
@@ -137,6 +165,13 @@ def check(
     if coverage:
         print_coverage(result, console, verbose=verbose)
     sys.exit(0 if result.verdict == "verified" else 1)
+
+
+def _refuse_overwriting_inputs(inputs, outputs) -> None:
+    given = {Path(p).resolve() for p in inputs if p}
+    for out in outputs:
+        if out and Path(out).resolve() in given:
+            raise InputError(f"{out}: is one of the input files; refusing to overwrite it")
 
 
 def _null():

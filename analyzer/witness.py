@@ -8,6 +8,8 @@ program reads), so a bug report carries the size of the error it causes.
 
 from __future__ import annotations
 
+import onnx
+
 from analyzer.driver import CheckInput
 from analyzer.errors import InputError
 from analyzer.layout import REPLICATE
@@ -39,6 +41,11 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
         return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
     except SimulationError as exc:
         raise InputError(f"numeric witness: {exc}") from None
+    except MemoryError:
+        raise InputError("numeric witness: the graphs' inputs do not fit in memory") from None
+    except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
 
 
 def confirm_relations(

@@ -211,7 +211,6 @@ def _usage(tmp_path, models, *args):
     return result.exit_code, (result.stderr or result.output).strip()
 
 
-@pytest.mark.xfail(reason="cli.py: click usage errors print 3-4 lines (Usage/Try/Error), not one shardlog line")
 @pytest.mark.parametrize(
     "args",
     [
@@ -226,20 +225,17 @@ def test_usage_errors_are_one_line(tmp_path, models, args):
     assert code == 2 and len(text.splitlines()) == 1 and text.startswith("shardlog: error:"), text
 
 
-@pytest.mark.xfail(reason="report.py write_json / cli.py: an unwritable --json path is an internal error (exit 3)")
 def test_unwritable_json_path_is_an_input_error(tmp_path, models):
     code, text = _usage(tmp_path, models, "{dir}/seq.onnx", "{dir}/seq.onnx", "--json", "{dir}/no/such/r.json")
     assert code == 2 and text.startswith("shardlog: error:"), text
 
 
-@pytest.mark.xfail(reason="cli.py: --json may name an input file and overwrites the user's model")
 def test_json_over_an_input_file_is_refused(tmp_path, models):
     before = models["seq"].SerializeToString()
     code, _ = _usage(tmp_path, models, "{dir}/seq.onnx", "{dir}/seq.onnx", "--json", "{dir}/seq.onnx")
     assert (tmp_path / "seq.onnx").read_bytes() == before and code == 2
 
 
-@pytest.mark.xfail(reason="sim/inputs.py: --numeric allocates whatever the input shapes say (MemoryError, exit 3)")
 def test_numeric_witness_on_a_huge_input_is_an_input_error(tmp_path, models):
     seq = copy.deepcopy(models["seq"])
     for d in seq.graph.input[0].type.tensor_type.shape.dim:
@@ -249,7 +245,6 @@ def test_numeric_witness_on_a_huge_input_is_an_input_error(tmp_path, models):
     assert code == 2 and text.startswith("shardlog: error:"), text
 
 
-@pytest.mark.xfail(reason="simulate.py _prepare: onnx ValidationError from inline_local_functions escapes (exit 3)")
 def test_numeric_witness_on_recursive_local_function_is_an_input_error(tmp_path, models):
     rank = copy.deepcopy(models["rank"])
     body = [helper.make_node("F", ["a"], ["b"], domain="com.evil")]
