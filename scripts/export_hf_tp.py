@@ -97,8 +97,12 @@ import threading
 import warnings
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
 
 REPO = Path(__file__).resolve().parents[1]
 SEQ_LEN = 8
@@ -556,6 +560,12 @@ def export_onnx(gm, ids, names, *, rank, world_size, meta):
         raise RuntimeError(f"weights lost during optimisation: {sorted(weight_names - present)}")
     if unused:
         print(f"  note: unused weights in rank {rank}: {unused}", file=sys.stderr)
+    return finish_model(proto, rank, world_size, meta)
+
+
+def finish_model(proto: onnx.ModelProto, rank: int, world_size: int, meta: dict) -> onnx.ModelProto:
+    """Trim node metadata, record rank / world size / case metadata on the model, check it."""
+    import onnx
     _trim_metadata(proto)
     proto.doc_string = meta.get("doc", "")
     for k, v in {

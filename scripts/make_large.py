@@ -258,17 +258,7 @@ def export_weightless(gm, ids, names, *, rank, world_size, meta, real_consts):
     big = [t.name for t in proto.graph.initializer if np.prod(t.dims) > 1 << 16]
     if big:
         raise RuntimeError(f"large initializers left: {big}")
-    E._trim_metadata(proto)
-    proto.doc_string = meta.get("doc", "")
-    for k, v in {
-        "shardlog.rank": str(rank),
-        "shardlog.world_size": str(world_size),
-        **{f"shardlog.{k}": str(v) for k, v in meta.items() if k != "doc"},
-    }.items():
-        e = proto.metadata_props.add()
-        e.key, e.value = k, v
-    onnx.checker.check_model(proto)
-    return proto
+    return E.finish_model(proto, rank, world_size, meta)
 
 
 # ---------------------------------------------------------------------------
