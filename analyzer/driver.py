@@ -9,7 +9,7 @@ adds anything (``max_rounds`` is a safety cap that reports itself when hit).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,23 +98,61 @@ def _check_same_model(
             )
 
 
+def _select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] | None) -> onnx.ModelProto:
+    """``model`` with only the graph outputs at ``positions`` (a copy; the file is untouched)."""
+    if positions is None:
+        return model
+    outs = list(model.graph.output)
+    bad = [i for i in positions if i >= len(outs)]
+    if bad:
+        raise InputError(f"{path}: the spec selects output {bad[0]} but the graph has {len(outs)} outputs")
+    picked = onnx.ModelProto()
+    picked.CopyFrom(model)
+    del picked.graph.output[:]
+    picked.graph.output.extend(outs[i] for i in positions)
+    return picked
+
+
+def load_graph(
+    path: str | Path, *, sequential: bool, outputs: Sequence[int] | None = None, constants: Mapping | None = None
+) -> onnx.ModelProto:
+    """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
+    (the sequential one as a single process: its collectives are identities).
+
+    Raises:
+        InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.fx.import_fx`.
+    """
+    if str(path).endswith(".py"):
+        from analyzer.fx import import_fx
+
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(f"{p}: no such file")
+        return import_fx(p, world_size=1 if sequential else None, constants=constants, outputs=outputs)
+    return _select_outputs(str(path), load_model(path), outputs)
+
+
 def load_inputs(
     seq_path: str | Path, rank_paths: Sequence[str | Path], spec_path: str | Path | None = None
 ) -> CheckInput:
-    """Load the sequential and rank models and work out the input relations.
+    """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
+    input relations.
 
     Raises:
-        InputError: a file is missing or not ONNX, no rank file is given, a rank file is from
-            another model, or the spec is malformed or does not fit.
+        InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
+            a rank file is from another model, or the spec is malformed or does not fit.
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
-    seq = load_model(seq_path)
-    ranks = [load_model(p) for p in rank_paths]
+    spec = load_spec(spec_path) if spec_path is not None else None
+    outputs = spec.outputs if spec else None
+    constants = spec.constants if spec else None
+    seq = load_graph(seq_path, sequential=True, outputs=outputs, constants=constants)
+    ranks = [load_graph(p, sequential=False, outputs=outputs, constants=constants) for p in rank_paths]
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
     relations, notes = infer_input_relations(seq, ranks)
-    if spec_path is not None:
-        relations = apply_spec(relations, load_spec(spec_path), seq, ranks)
+    if spec is not None:
+        relations = apply_spec(relations, spec, seq, ranks)
     return CheckInput(
         str(seq_path),
         [str(p) for p in rank_paths],

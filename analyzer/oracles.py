@@ -12,7 +12,22 @@ from collections import defaultdict
 
 from analyzer.facts import FactTables
 
-__all__ = ["shard_shapes", "reshape_axis_maps", "const_ints_text", "reshape_axis_map"]
+__all__ = [
+    "shard_shapes",
+    "reshape_axis_maps",
+    "const_ints_text",
+    "reshape_axis_map",
+    "reshape_strided_map",
+    "strided_param",
+]
+
+
+def strided_param(size: int, split_factor: int) -> str:
+    """Layout param of a strided shard (DTensor's ``_StridedShard(dim, split_factor)``) of an
+    axis of ``size``: the axis is ``split_factor`` equal sections, each split into N chunks,
+    which is the fused-sections form of ``Shard`` ("12,12,...", see analyzer/layout.py);
+    "" for a plain shard (split factor 1)."""
+    return "" if split_factor == 1 else ",".join([str(size // split_factor)] * split_factor)
 
 
 def _seq_shapes(facts: FactTables) -> dict[str, list[int]]:
@@ -73,8 +88,55 @@ def reshape_axis_map(in_shape: list[int], out_shape: list[int], world_size: int)
     return result
 
 
+_MAX_SPLIT_FACTOR = 4096  # the param spells every section out
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def reshape_strided_map(in_shape: list[int], out_shape: list[int], world_size: int) -> list[tuple[int, int, int, int]]:
+    """Where a (possibly strided) shard of each input axis lands after a row-major reshape.
+
+    A shard of axis ``a`` with split factor ``P`` gives rank r, inside each of the
+    ``E = prod(shape[:a]) * P`` leading blocks of the flat element order, the r-th of N
+    contiguous chunks. Two shards with the same ``E`` hold the same elements, so input
+    (a, P_in) maps to output (b, P_out) when ``prod(out[:b]) * P_out == E`` and output axis b's
+    inner factor ``out[b] / P_out`` is divisible by N. This is how heads sharded on
+    ``[B, heads, ...]`` become a strided shard of ``[B * heads, ...]`` (an attention kernel's
+    batched matmul) and a plain shard again after the view back.
+
+    Returns:
+        (in_axis, P_in, out_axis, P_out) for every mapping from a plain to a strided shard or
+        back. Plain to plain is :func:`reshape_axis_map`, which also carries a strided shard
+        through an axis whose leading product does not change.
+    """
+    if math.prod(in_shape) != math.prod(out_shape) or world_size < 2:
+        return []
+    result = []
+    for a, size in enumerate(in_shape):
+        for p_in in _divisors(size):
+            if (size // p_in) % world_size:
+                continue
+            blocks = math.prod(in_shape[:a]) * p_in
+            if p_in > _MAX_SPLIT_FACTOR:
+                break
+            for b, out_size in enumerate(out_shape):
+                outer = math.prod(out_shape[:b])
+                if blocks % outer:
+                    continue
+                p_out = blocks // outer
+                if p_out > _MAX_SPLIT_FACTOR or (p_in > 1) == (p_out > 1):
+                    continue
+                if out_size % p_out or (out_size // p_out) % world_size:
+                    continue
+                result.append((a, p_in, b, p_out))
+                break
+    return result
+
+
 def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
-    """``ReshapeAxisMap(n, in_axis, out_axis)`` for seq nodes whose input 0 and output 0 have
+    """``ReshapeAxisMap(n, in_axis, out_axis)`` and ``ReshapeStridedMap`` for seq nodes whose input 0 and output 0 have
     static shapes of equal size that differ (every reshape-like node, whatever its op)."""
     shapes = _seq_shapes(facts)
     first_in: dict[str, str] = {}
@@ -92,6 +154,15 @@ def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
             continue
         for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
             out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
+        for a, p_in, b, p_out in reshape_strided_map(shapes[src], shapes[dst], world_size):
+            out.add(
+                "ReshapeStridedMap",
+                n=node,
+                in_axis=a,
+                in_param=strided_param(shapes[src][a], p_in),
+                out_axis=b,
+                out_param=strided_param(shapes[dst][b], p_out),
+            )
     return out
 
 

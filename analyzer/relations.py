@@ -11,6 +11,8 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
+    outputs: [0]                  # optional; check only these output positions (all by default)
+    constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Spec:
     path: str
     world_size: int | None
     relations: Mapping[str, tuple[Layout, tuple[str, ...] | None]]
+    outputs: tuple[int, ...] | None = None
+    constants: Mapping[str, float] | None = None
 
 
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
@@ -165,14 +169,38 @@ def load_spec(path: str | Path) -> Spec:
         raise InputError(f"{p}: not a valid YAML spec ({first})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
-    unknown = set(data) - {"world_size", "relations"}
+    unknown = set(data) - {"world_size", "relations", "outputs", "constants"}
     if unknown:
-        raise InputError(f"{p}: unknown key {sorted(map(str, unknown))[0]!r} (expected world_size, relations)")
+        raise InputError(
+            f"{p}: unknown key {sorted(map(str, unknown))[0]!r} (expected world_size, relations, outputs, constants)"
+        )
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
     rels = {str(k): _parse_layout(f"{p.name}: relations.{k}", v) for k, v in (data.get("relations") or {}).items()}
-    return Spec(str(p), ws, rels)
+    return Spec(str(p), ws, rels, _parse_outputs(p, data.get("outputs")), _parse_constants(p, data.get("constants")))
+
+
+def _parse_outputs(p: Path, value: object) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in value)
+    ):
+        raise InputError(f"{p}: outputs must be a non-empty list of output positions (0, 1, ...), got {value!r}")
+    return tuple(value)
+
+
+def _parse_constants(p: Path, value: object) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()
+    ):
+        raise InputError(f"{p}: constants must map constant names to numbers, got {value!r}")
+    return {str(k): float(v) for k, v in value.items()}
 
 
 def _value_names(model: onnx.ModelProto) -> set[str]:

@@ -38,11 +38,12 @@ def rule_files(extra_dirs: list[Path] | None = None) -> list[Path]:
         extra_dirs: user rule folders (``--rules DIR``), searched recursively.
 
     Returns:
-        Paths in a stable order: core, ops, collectives, diagnose, then user folders.
+        Paths in a stable order: core, ops, kernels, parallel, collectives, diagnose, then user
+        folders.
     """
     root = rules_dir()
     files: list[Path] = []
-    for part in ("core", "ops", "collectives", "diagnose"):
+    for part in ("core", "ops", "kernels", "parallel", "collectives", "diagnose"):
         files.extend(sorted((root / part).glob("*.dl")))
     for extra in extra_dirs or []:
         files.extend(sorted(Path(extra).rglob("*.dl")))

@@ -6,6 +6,11 @@ the sequential graph and the ranks can be paired node by node. The user's files 
 touched.
 
 Rewrites:
+- *no-op removal*: ``Identity``, and ``Reshape``/``Expand``/``Cast``/``Slice`` (step 1) whose
+  output has the input's static shape and dtype, are dropped and their readers read the input (kept when
+  the output is a graph output). Traced graphs are full of them (``aten.clone``,
+  ``aten.copy`` of a collective's result, ``view`` to the same shape, ``wait_tensor``), and
+  one side often has one where the other has none.
 - *flattened linear*: ``y = Reshape(MatMul(Reshape(x, [P, K]), W[K, N]), Y)`` with
   ``Y = [..., N]`` and ``prod(Y[:-1]) == P`` becomes ``y = MatMul(Reshape(x, Y[:-1] + [K]), W)``
   (the reshape is dropped when ``x`` already has that shape). torch decomposes ``aten.linear``
@@ -43,6 +48,57 @@ def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
 
 def _is_op(node: onnx.NodeProto, op: str) -> bool:
     return node.op_type == op and node.domain in ("", "ai.onnx")
+
+
+_SHAPE_KEEPING = ("Reshape", "Expand", "Cast")  # Slice too, when its steps are all 1
+
+
+def _dtypes(model: onnx.ModelProto) -> dict[str, int]:
+    g = model.graph
+    out = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input) + list(g.output)}
+    out.update({init.name: init.data_type for init in g.initializer})
+    return out
+
+
+def _is_noop(node: onnx.NodeProto, shapes: dict, dtypes: dict, ones: set[str]) -> bool:
+    if len(node.output) != 1 or not node.input:
+        return False
+    if _is_op(node, "Identity"):
+        return True
+    if _is_op(node, "Slice"):
+        if len(node.input) > 4 and node.input[4] and node.input[4] not in ones:
+            return False
+    elif not any(_is_op(node, op) for op in _SHAPE_KEEPING):
+        return False
+    x, y = node.input[0], node.output[0]
+    return shapes.get(x) is not None and shapes.get(x) == shapes.get(y) and dtypes.get(x) == dtypes.get(y) != 0
+
+
+def _all_ones(t: onnx.TensorProto) -> bool:
+    return math.prod(t.dims) <= 64 and bool(np.all(numpy_helper.to_array(t) == 1))
+
+
+def _drop_noops(model: onnx.ModelProto) -> int:
+    """Remove no-op nodes of ``model`` in place (module docstring); returns how many."""
+    g = model.graph
+    shapes, dtypes = _shapes(model), _dtypes(model)
+    ones = {t.name for t in g.initializer if t.data_type == onnx.TensorProto.INT64 and _all_ones(t)}
+    outputs = {o.name for o in g.output}
+    alias: dict[str, str] = {}
+    kept = []
+    for node in g.node:
+        for i, name in enumerate(node.input):
+            if name in alias:
+                node.input[i] = alias[name]
+        if _is_noop(node, shapes, dtypes, ones) and node.output[0] not in outputs:
+            alias[node.output[0]] = node.input[0]
+        else:
+            kept.append(node)
+    if not alias:
+        return 0
+    del g.node[:]
+    g.node.extend(kept)
+    return len(alias)
 
 
 def _flattened_linears(model: onnx.ModelProto) -> int:
@@ -110,5 +166,6 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
+    _drop_noops(out)
     _flattened_linears(out)
     return out
