@@ -1,4 +1,4 @@
-"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``.
+"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``.
 
 Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
 stderr, never a traceback).
@@ -191,6 +191,66 @@ def facts(model, out_dir, graph) -> None:
 
     count = write_model_facts(model, out_dir, graph)
     click.echo(f"wrote {count} fact files to {out_dir}")
+
+
+@main.command("import-fx")
+@click.argument("dump", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option(
+    "--world-size",
+    type=click.IntRange(min=1),
+    help="1 for a sequential graph: collectives become identities. Default: keep collectives.",
+)
+@click.option(
+    "--constant",
+    "constants",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Value of a _tensor_constantN the dump does not hold (repeatable; default: a graph input).",
+)
+@click.option("--outputs", "positions", metavar="0,1,...", help="Positions of the returned values to keep as outputs.")
+@_user_errors
+def import_fx_command(dump, out, world_size, constants, positions) -> None:
+    """Import DUMP, the text torch.fx prints for an ATen graph (one rank), as an ONNX model."""
+    import onnx
+
+    from analyzer.fx import import_fx
+
+    _refuse_overwriting_inputs([dump], [out])
+    values = _parse_constants(constants)
+    model = import_fx(dump, world_size=world_size, constants=values, outputs=_parse_positions(positions))
+    unknown = sorted(set(values) - {i.name for i in model.graph.initializer})
+    if unknown:
+        raise InputError(f"{dump}: --constant {unknown[0]}: the graph has no constant of that name")
+    try:
+        onnx.save(model, out)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    g = model.graph
+    click.echo(f"wrote {out}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs")
+
+
+def _parse_constants(items) -> dict[str, float]:
+    values = {}
+    for item in items:
+        name, _, text = item.partition("=")
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not name.strip():
+            raise InputError(f"--constant {item!r}: expected NAME=NUMBER")
+        values[name.strip()] = value
+    return values
+
+
+def _parse_positions(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(p) for p in text.split(",")]
+    except ValueError:
+        raise InputError(f"--outputs {text!r}: expected comma-separated positions such as 0,1") from None
 
 
 @main.command()

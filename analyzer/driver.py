@@ -22,7 +22,7 @@ from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts, load_model
 from analyzer.facts.canonical import canonicalize
 from analyzer.memo import boundary_is_fixpoint, collapse_layers
-from analyzer.oracles import const_ints_text, reshape_axis_maps, shard_shapes
+from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
 from analyzer.rulebook import rule_files, schema_files
 
@@ -311,6 +311,7 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(shard_shapes(facts, inp.world_size))
     facts.extend(reshape_axis_maps(facts, inp.world_size))
     facts.extend(const_ints_text(facts))
+    facts.extend(section_spans(facts))
     t_oracles = time.perf_counter() - t1
     run_program = instrument(program) if coverage else program
 

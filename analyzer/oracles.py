@@ -7,6 +7,7 @@ use a reshape axis map is said by ``rules/ops/Reshape.dl``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -19,6 +20,7 @@ __all__ = [
     "reshape_axis_map",
     "reshape_strided_map",
     "strided_param",
+    "section_spans",
 ]
 
 
@@ -88,7 +90,7 @@ def reshape_axis_map(in_shape: list[int], out_shape: list[int], world_size: int)
     return result
 
 
-_MAX_SPLIT_FACTOR = 4096  # the param spells every section out
+_MAX_SPLIT_FACTOR = 256  # the param spells every section out
 
 
 def _divisors(n: int) -> list[int]:
@@ -111,11 +113,11 @@ def reshape_strided_map(in_shape: list[int], out_shape: list[int], world_size: i
         back. Plain to plain is :func:`reshape_axis_map`, which also carries a strided shard
         through an axis whose leading product does not change.
     """
-    if math.prod(in_shape) != math.prod(out_shape) or world_size < 2:
+    if math.prod(in_shape) != math.prod(out_shape) or world_size < 2 or 0 in in_shape or 0 in out_shape:
         return []
     result = []
     for a, size in enumerate(in_shape):
-        for p_in in _divisors(size):
+        for p_in in _divisors(size) if size > 0 else []:
             if (size // p_in) % world_size:
                 continue
             blocks = math.prod(in_shape[:a]) * p_in
@@ -174,4 +176,22 @@ def const_ints_text(facts: FactTables) -> FactTables:
     out = FactTables()
     for (g, value), items in elems.items():
         out.add("Const_IntsText", g=g, value=value, text=",".join(str(items[i]) for i in sorted(items)))
+    return out
+
+
+def section_spans(facts: FactTables) -> FactTables:
+    """``SectionSpan(param, start, end, span)``: for every fused-sections layout param of the
+    input relations (e.g. "1536,256,256"), the element range [start, end) of
+    each run of consecutive sections along the axis, and that run's own param ("" for one
+    section, e.g. "256,256" for the last two). A slice of exactly those elements keeps them
+    sharded section by section."""
+    params = {row["param"] for row in facts.rows("InputPiece") if row["kind"] == "Shard" and row["param"]}
+    out = FactTables()
+    for param in sorted(params):
+        sizes = [int(x) for x in param.split(",")]
+        bounds = [0, *itertools.accumulate(sizes)]
+        for i in range(len(sizes)):
+            for j in range(i + 1, len(sizes) + 1):
+                span = ",".join(map(str, sizes[i:j])) if j - i > 1 else ""
+                out.add("SectionSpan", param=param, start=bounds[i], end=bounds[j], span=span)
     return out

@@ -17,6 +17,7 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,8 @@ def infer_input_relations(
     n = len(ranks)
     seq_shapes = _boundary_shapes(seq)
     rank_shapes = [_boundary_shapes(r) for r in ranks]
+    seq_consts = _small_constants(seq)
+    rank_consts = [_small_constants(r) for r in ranks]
     relations: list[InputRelation] = []
     notes: list[str] = []
     for name, shape in seq_shapes.items():
@@ -113,8 +116,27 @@ def infer_input_relations(
             got = ", ".join(str(list(s[name])) for s in rank_shapes)
             notes.append(f"{name}: shape {list(shape)} on seq and {got} on ranks fit no layout")
             continue
+        if layout == REPLICATE and name in seq_consts and any(c.get(name) != seq_consts[name] for c in rank_consts):
+            notes.append(f"{name}: a constant whose value differs between seq and ranks, so not Replicate")
+            continue
         relations.append(InputRelation(name, layout, (name,) * n))
     return relations, notes
+
+
+_SMALL_CONSTANT = 4096  # elements; larger initializers are weights, never compared by value
+
+
+def _small_constants(model: onnx.ModelProto) -> dict[str, bytes]:
+    """Small initializers with their data inline: name -> serialized tensor (dtype, shape, bytes)."""
+    out = {}
+    for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL and math.prod(init.dims) <= _SMALL_CONSTANT:
+            copy = onnx.TensorProto()
+            copy.CopyFrom(init)
+            copy.ClearField("name")
+            copy.ClearField("doc_string")
+            out[init.name] = copy.SerializeToString()
+    return out
 
 
 def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:

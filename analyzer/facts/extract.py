@@ -222,6 +222,9 @@ def _with_inferred_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
 
 
+_EXTRA_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes, not numpy numbers
+
+
 def _tensor_digest(arr: np.ndarray) -> str:
     h = hashlib.blake2b(digest_size=12)
     h.update(str(arr.dtype).encode())
@@ -323,8 +326,8 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
 
     for name, arr in _small_constants(model).items():
         facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
-        if arr.size == 1 and np.issubdtype(arr.dtype, np.number):
-            scalar = arr.reshape(-1)[0].item()
+        if arr.size == 1 and (np.issubdtype(arr.dtype, np.number) or arr.dtype.name in _EXTRA_FLOATS):
+            scalar = float(arr.reshape(-1)[0])
             if float(scalar).is_integer() and abs(scalar) <= INT32_MAX:
                 facts.add("Const_Scalar", g=g, value=name, v=int(scalar))
         if arr.size <= SMALL_INT_CONST and np.issubdtype(arr.dtype, np.integer):

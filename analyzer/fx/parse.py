@@ -1,0 +1,393 @@
+"""Parse the text torch.fx prints for an ATen graph into a small IR, without executing it.
+
+The input is what ``GraphModule.print_readable()`` (TorchDynamo + AOTAutograd) writes for one
+rank: a ``class ...(torch.nn.Module)`` with a ``forward`` method whose parameters (or, for
+joint graphs, annotated declarations followed by ``fx_pytree.tree_flatten_spec``) are the
+graph inputs, one assignment per node (``name: "f32[8, 1536]" = torch.ops.aten.mm.default(a, b)``),
+``x = y[k]`` for items of tuple results, ``_tensor_constantN = self._tensor_constantN`` for
+constants, ``# File: path:line in fn, code: ...`` comments naming the source line of the nodes
+below them, and a ``return`` of a tuple, a list or ``pytree.tree_unflatten([...], ...)``.
+
+The text is read with :mod:`ast`; nothing in it is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.errors import InputError
+
+__all__ = [
+    "DTYPES",
+    "FxGraph",
+    "FxInput",
+    "FxNode",
+    "OpRef",
+    "Ref",
+    "TensorType",
+    "TorchConst",
+    "parse_fx",
+    "parse_fx_text",
+    "torch_dtype",
+]
+
+#: dtype codes of fx annotations (``torch._prims_common`` short names)
+DTYPES = ("b8", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
+
+_TORCH_DTYPES = {
+    "torch.bool": "b8",
+    "torch.uint8": "u8",
+    "torch.int8": "i8",
+    "torch.int16": "i16",
+    "torch.short": "i16",
+    "torch.int32": "i32",
+    "torch.int": "i32",
+    "torch.int64": "i64",
+    "torch.long": "i64",
+    "torch.float16": "f16",
+    "torch.half": "f16",
+    "torch.bfloat16": "bf16",
+    "torch.float32": "f32",
+    "torch.float": "f32",
+    "torch.float64": "f64",
+    "torch.double": "f64",
+}
+_ANNOTATION = re.compile(r"(?P<dtype>[a-z]+[0-9]+)\[(?P<dims>[^\]]*)\]")
+_LAMBDA_CLASS = re.compile(r"^class <lambda>\(", re.MULTILINE)
+_NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """Dtype code (one of :data:`DTYPES`) and static shape of a value."""
+
+    dtype: str
+    shape: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to an earlier value (graph input, node or constant) by name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class OpRef:
+    """An operator passed as an argument (``torch.ops._C.rms_norm.default`` -> ``_C.rms_norm.default``)."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class TorchConst:
+    """A torch object printed as an argument: ``torch.int32``, ``torch.contiguous_format``,
+    ``device(type='cuda', index=0)``; ``text`` is its source text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class FxInput:
+    """A graph input (a ``forward`` parameter)."""
+
+    name: str
+    type: TensorType
+    line: int
+
+
+@dataclass
+class FxNode:
+    """One node, in graph order.
+
+    Attributes:
+        name: the fx name of the value it defines.
+        target: ``aten.mm.default``, ``_c10d_functional.all_reduce.default``,
+            ``higher_order.auto_functionalized``, ...; ``getitem`` for ``x = y[k]`` (args
+            ``(Ref(y), k)``) and ``get_attr`` for ``x = self.attr`` (args ``("attr",)``).
+        args: positional arguments: Python literals, :class:`Ref`, :class:`OpRef`,
+            :class:`TorchConst`, lists of these.
+        kwargs: keyword arguments, same value kinds.
+        type: the annotation (None for tuple results, which have none).
+        source: text of the nearest ``# File: ...`` comment above, without ``#`` (None when
+            the nearest comment is another one, e.g. "No stacktrace found for following nodes").
+        line: 1-based line in the dump.
+    """
+
+    name: str
+    target: str
+    args: tuple
+    kwargs: dict
+    type: TensorType | None
+    source: str | None
+    line: int
+
+
+@dataclass
+class FxGraph:
+    """A parsed dump: inputs, nodes in order, and the returned values (None entries kept)."""
+
+    path: str
+    inputs: list[FxInput]
+    nodes: list[FxNode]
+    outputs: list[str | None]
+    output_line: int
+    by_name: dict[str, FxNode] = field(default_factory=dict)
+
+    def where(self, line: int) -> str:
+        """``path:line`` for messages."""
+        return f"{self.path}:{line}"
+
+
+def torch_dtype(value: object) -> str | None:
+    """Dtype code of a ``torch.<dtype>`` argument (``TorchConst("torch.int32")`` -> ``"i32"``), else None."""
+    return _TORCH_DTYPES.get(value.text) if isinstance(value, TorchConst) else None
+
+
+def parse_fx(path: str | Path) -> FxGraph:
+    """Read and parse one dump file.
+
+    Raises:
+        InputError: missing or unreadable file, or any problem :func:`parse_fx_text` reports.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not a torch.fx graph dump (not UTF-8 text)") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    return parse_fx_text(text, str(p))
+
+
+def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
+    """Parse the text of one dump.
+
+    Args:
+        text: the dump.
+        path: used in messages only.
+
+    Returns:
+        The :class:`FxGraph`.
+
+    Raises:
+        InputError: ``path:line: ...`` for a syntax error, text that is not an fx graph dump
+            (no ``forward`` method), an annotation that is not ``dtype[dims]`` with static
+            dims, a statement other than those listed in the module docstring, a name used
+            before it is defined or defined twice, or a constant without a known type.
+    """
+    text = _LAMBDA_CLASS.sub("class _lambda(", text)  # fx prints the class of a lambda module as <lambda>
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise InputError(f"{path}:{exc.lineno or 1}: not a torch.fx graph dump (syntax error: {exc.msg})") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise InputError(f"{path}:1: not a torch.fx graph dump ({type(exc).__name__})") from None
+    fn = _forward(tree)
+    if fn is None:
+        raise InputError(f"{path}:1: not a torch.fx graph dump (no class with a forward method)")
+    return _Reader(path, text.splitlines(), fn).read()
+
+
+def _forward(tree: ast.Module) -> ast.FunctionDef | None:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "forward":
+                    return item
+    return None
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+class _Reader:
+    def __init__(self, path: str, lines: list[str], fn: ast.FunctionDef) -> None:
+        self.path = path
+        self.fn = fn
+        self.comments = [
+            (i, line.strip().lstrip("#").strip())
+            for i, line in enumerate(lines, start=1)
+            if fn.lineno < i <= (fn.end_lineno or len(lines)) and line.lstrip().startswith("#")
+        ]
+        self.inputs: list[FxInput] = []
+        self.nodes: list[FxNode] = []
+        self.defined: set[str] = set()
+        self.declared: dict[str, TensorType] = {}
+        self.outputs: list[str | None] | None = None
+        self.output_line = 0
+
+    def fail(self, line: int, message: str) -> InputError:
+        return InputError(f"{self.path}:{line}: {message}")
+
+    def read(self) -> FxGraph:
+        for arg in self.fn.args.args[1:]:
+            if arg.annotation is not None:
+                self.add_input(arg.arg, self.annotation(arg.annotation, arg.lineno), arg.lineno)
+        for stmt in self.fn.body:
+            if self.outputs is not None:
+                raise self.fail(stmt.lineno, "statement after return")
+            self.statement(stmt)
+        if self.outputs is None:
+            raise self.fail(self.fn.lineno, "not a torch.fx graph dump (forward has no return)")
+        if not self.inputs and self.fn.args.args[1:]:
+            raise self.fail(self.fn.lineno, "not a torch.fx graph dump (forward parameters have no annotations)")
+        graph = FxGraph(self.path, self.inputs, self.nodes, self.outputs, self.output_line)
+        graph.by_name = {n.name: n for n in self.nodes}
+        self.type_constants(graph)
+        return graph
+
+    def source(self, line: int) -> str | None:
+        text = None
+        for at, comment in self.comments:
+            if at >= line:
+                break
+            text = comment
+        return text if text and text.startswith("File:") else None
+
+    def add_input(self, name: str, ttype: TensorType, line: int) -> None:
+        self.define(name, line)
+        self.inputs.append(FxInput(name, ttype, line))
+
+    def define(self, name: str, line: int) -> None:
+        if name in self.defined:
+            raise self.fail(line, f"{name!r} is defined twice")
+        self.defined.add(name)
+
+    def annotation(self, expr: ast.expr, line: int) -> TensorType:
+        if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
+            raise self.fail(line, 'annotation is not a string such as "f32[8, 1536]"')
+        m = _ANNOTATION.fullmatch(expr.value.strip())
+        if not m or m["dtype"] not in DTYPES:
+            raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
+        dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
+        if not all(re.fullmatch(r"[0-9]+", d) for d in dims):
+            raise self.fail(line, f"unsupported annotation {expr.value!r} (symbolic or malformed dims)")
+        return TensorType(m["dtype"], tuple(int(d) for d in dims))
+
+    def statement(self, stmt: ast.stmt) -> None:
+        line = stmt.lineno
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            if not isinstance(stmt.target, ast.Name):
+                raise self.fail(line, "unsupported declaration")
+            self.declared[stmt.target.id] = self.annotation(stmt.annotation, line)
+            return
+        if isinstance(stmt, ast.Return):
+            self.output_line = line
+            self.outputs = self.returned(stmt.value, line)
+            return
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+            return  # fx frees dead values with "x = None"
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple):
+            self.flatten_spec(stmt)
+            return
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            self.node(stmt.target.id, stmt.value, self.annotation(stmt.annotation, line), line)
+            return
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            self.node(stmt.targets[0].id, stmt.value, None, line)
+            return
+        raise self.fail(line, f"unsupported statement in an fx graph ({type(stmt).__name__})")
+
+    def flatten_spec(self, stmt: ast.Assign) -> None:
+        call = stmt.value
+        if not (isinstance(call, ast.Call) and (_dotted(call.func) or "").endswith("tree_flatten_spec")):
+            raise self.fail(stmt.lineno, "unsupported tuple assignment (expected fx_pytree.tree_flatten_spec)")
+        for elt in stmt.targets[0].elts:
+            if not isinstance(elt, ast.Name):
+                raise self.fail(stmt.lineno, "unsupported tuple assignment target")
+            if elt.id not in self.declared:
+                raise self.fail(stmt.lineno, f"input {elt.id!r} has no declared annotation")
+            self.add_input(elt.id, self.declared[elt.id], stmt.lineno)
+
+    def returned(self, value: ast.expr | None, line: int) -> list[str | None]:
+        if isinstance(value, ast.Call) and (_dotted(value.func) or "").endswith("tree_unflatten") and value.args:
+            value = value.args[0]
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        out: list[str | None] = []
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                out.append(None)
+            elif isinstance(item, ast.Name) and item.id in self.defined:
+                out.append(item.id)
+            else:
+                raise self.fail(line, "unsupported return value (expected names of graph values or None)")
+        return out
+
+    def node(self, name: str, value: ast.expr, ttype: TensorType | None, line: int) -> None:
+        if isinstance(value, ast.Subscript):
+            base = value.value
+            index = self.literal(value.slice, line)
+            if not (isinstance(base, ast.Name) and base.id in self.defined and isinstance(index, int)):
+                raise self.fail(line, "unsupported subscript (expected name[int] of an earlier tuple result)")
+            target, args, kwargs = "getitem", (Ref(base.id), index), {}
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            target, args, kwargs = "get_attr", (value.attr,), {}
+        elif isinstance(value, ast.Call):
+            dotted = _dotted(value.func) or ""
+            if not dotted.startswith("torch.ops.") or dotted.count(".") < 3:
+                raise self.fail(line, f"unsupported call {dotted or ast.unparse(value.func)!r} (expected torch.ops.*)")
+            target = dotted[len("torch.ops.") :]
+            args = tuple(self.literal(a, line) for a in value.args)
+            kwargs = {}
+            for kw in value.keywords:
+                if kw.arg is None:
+                    raise self.fail(line, "unsupported **kwargs in a call")
+                kwargs[kw.arg] = self.literal(kw.value, line)
+        else:
+            raise self.fail(line, f"unsupported value {ast.unparse(value)[:60]!r}")
+        self.define(name, line)
+        self.nodes.append(FxNode(name, target, args, kwargs, ttype, self.source(line), line))
+
+    def literal(self, expr: ast.expr, line: int):
+        if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (bool, int, float, str))):
+            return expr.value
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+            inner = self.literal(expr.operand, line)
+            if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+                return -inner if isinstance(expr.op, ast.USub) else inner
+        elif isinstance(expr, (ast.List, ast.Tuple)):
+            return [self.literal(e, line) for e in expr.elts]
+        elif isinstance(expr, ast.Name):
+            if expr.id in self.defined:
+                return Ref(expr.id)
+            if expr.id in _NUMBER_NAMES:
+                return _NUMBER_NAMES[expr.id]
+            raise self.fail(line, f"name {expr.id!r} is used before it is defined")
+        elif isinstance(expr, ast.Attribute):
+            dotted = _dotted(expr) or ""
+            if dotted.startswith("torch.ops."):
+                return OpRef(dotted[len("torch.ops.") :])
+            if dotted.startswith("torch."):
+                return TorchConst(dotted)
+        elif isinstance(expr, ast.Call) and _dotted(expr.func) in ("device", "torch.device"):
+            return TorchConst(ast.unparse(expr))
+        raise self.fail(line, f"unsupported argument {ast.unparse(expr)[:60]!r}")
+
+    def type_constants(self, graph: FxGraph) -> None:
+        """A constant without its own annotation takes the type of the ``lift_fresh_copy`` reading it."""
+        for node in graph.nodes:
+            if node.target != "get_attr" or node.type is not None:
+                continue
+            for user in graph.nodes:
+                if user.target.startswith("aten.lift_fresh_copy") and user.args[:1] == (Ref(node.name),) and user.type:
+                    node.type = user.type
+                    break
+            else:
+                raise self.fail(node.line, f"constant {node.name!r} has no annotation and no annotated lift_fresh_copy")
