@@ -5,7 +5,8 @@ Bodies (computed in float32 and cast back, as the CUDA kernels do):
 
 - ``apex::fused_layer_norm_affine_fwd(input, weight, bias; normalized_shape, eps)`` ->
   ``(output, mean, invvar)``: layer norm over the trailing ``len(normalized_shape)`` axes;
-  mean and 1/sqrt(var + eps) flattened to one dimension, float32 (apex csrc/layer_norm_cuda.cpp).
+  mean and 1/sqrt(var + eps) per row, float32, with the row axes (apex csrc/layer_norm_cuda.cpp
+  keeps them flattened: the importer adds that Reshape after the kernel node).
 - ``vllm._C::rms_norm(input, weight; epsilon)``: ``(x / sqrt(mean(x^2, -1) + eps)).to(x.dtype) * weight``
   (vllm csrc/layernorm_kernels.cu).
 - ``vllm._C::fused_add_rms_norm(input, residual, weight; epsilon)`` -> ``(rms_norm(input + residual),
@@ -86,9 +87,8 @@ def _layer_norm_fwd() -> tuple[list[str], list[str], list[str], list[onnx.NodePr
         _n("Mul", ["xhat", "wf"], ["scaled"]),
         _n("Add", ["scaled", "bf"], ["yf"]),
         _n("CastLike", ["yf", "input"], ["output"]),
-        _const_ints("flat", [-1]),
-        _n("Reshape", ["mu", "flat"], ["mean"]),
-        _n("Reshape", ["inv", "flat"], ["invvar"]),
+        _n("Squeeze", ["mu", "axes"], ["mean"]),
+        _n("Squeeze", ["inv", "axes"], ["invvar"]),
     ]
     return ["input", "weight", "bias"], ["output", "mean", "invvar"], ["normalized_shape", "eps"], nodes
 

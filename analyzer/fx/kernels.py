@@ -79,13 +79,39 @@ def _attribute(cx: NodeCtx, name: str, kind: str, value: object):
     raise cx.fail(f"argument {name}={value!r} is not a valid {kind}")
 
 
+def _row_shape(cx: NodeCtx, spec: dict, a: dict) -> tuple[int, ...]:
+    """The leading (row) axes of a norm kernel's input: its shape without the normalized axes."""
+    x = cx.type_of(cx.value(a[spec["row_input"]], spec["row_input"]))
+    k = len(a["normalized_shape"])
+    return tuple(x.shape[: len(x.shape) - k])
+
+
 def _emit_kernel(cx: NodeCtx, spec: dict, target: str, a: dict, outputs: list[tuple[str, TensorType | None]]) -> None:
     inputs = [cx.value(a[n], n) if a[n] is not None else "" for n in spec.get("inputs", [])]
     while inputs and not inputs[-1]:
         inputs.pop()
     attrs = {n: _attribute(cx, n, kind, a[n]) for n, kind in spec.get("attrs", {}).items() if a[n] is not None}
     op_type = kernel_op_type(target)
+    flat_after: list[tuple[str, str, TensorType | None]] = []
+    if "row_stats" in spec:
+        # apex keeps per-row statistics flattened; the kernel node carries them with the row
+        # axes and an explicit Reshape flattens them, so a shard of a row axis stays visible.
+        rows = _row_shape(cx, spec, a)
+        names = spec.get("inputs", [])
+        for name in spec["row_stats"].get("inputs", []):
+            i = names.index(name)
+            t = cx.type_of(inputs[i])
+            shape = cx.ints(rows, "rows")
+            inputs[i] = cx.op("Reshape", [inputs[i], shape], TensorType(t.dtype, rows), hint=f"{name}_rows")
+        outputs = list(outputs)
+        for k in spec["row_stats"].get("outputs", []):
+            flat, t = outputs[k]
+            row_name = cx.helper_name(f"rows{k}")
+            outputs[k] = (row_name, TensorType(t.dtype, rows) if t is not None else None)
+            flat_after.append((row_name, flat, t))
     cx.ops(op_type, inputs, outputs, domain=spec["domain"], **attrs)
+    for row_name, flat, t in flat_after:
+        cx.op("Reshape", [row_name, cx.ints(t.shape if t is not None else [-1], "flat")], t, out=flat)
     cx.env["functions"].add((spec["domain"], op_type))
 
 
