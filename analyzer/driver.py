@@ -114,7 +114,12 @@ def _select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] 
 
 
 def load_graph(
-    path: str | Path, *, sequential: bool, outputs: Sequence[int] | None = None, constants: Mapping | None = None
+    path: str | Path,
+    *,
+    sequential: bool,
+    outputs: Sequence[int] | None = None,
+    constants: Mapping | None = None,
+    groups: Mapping | None = None,
 ) -> onnx.ModelProto:
     """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
     (the sequential one as a single process: its collectives are identities).
@@ -128,7 +133,9 @@ def load_graph(
         p = Path(path)
         if not p.is_file():
             raise InputError(f"{p}: no such file")
-        return import_fx(p, world_size=1 if sequential else None, constants=constants, outputs=outputs)
+        return import_fx(
+            p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
+        )
     return _select_outputs(str(path), load_model(path), outputs)
 
 
@@ -145,10 +152,9 @@ def load_inputs(
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
     spec = load_spec(spec_path) if spec_path is not None else None
-    outputs = spec.outputs if spec else None
-    constants = spec.constants if spec else None
-    seq = load_graph(seq_path, sequential=True, outputs=outputs, constants=constants)
-    ranks = [load_graph(p, sequential=False, outputs=outputs, constants=constants) for p in rank_paths]
+    extra = {"outputs": spec.outputs, "constants": spec.constants, "groups": spec.groups} if spec else {}
+    seq = load_graph(seq_path, sequential=True, **extra)
+    ranks = [load_graph(p, sequential=False, **extra) for p in rank_paths]
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
     relations, notes = infer_input_relations(seq, ranks)
     if spec is not None:

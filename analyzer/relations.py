@@ -13,6 +13,7 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
+    groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Spec:
     relations: Mapping[str, tuple[Layout, tuple[str, ...] | None]]
     outputs: tuple[int, ...] | None = None
     constants: Mapping[str, float] | None = None
+    groups: Mapping[str, int] | None = None
 
 
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
@@ -191,16 +193,34 @@ def load_spec(path: str | Path) -> Spec:
         raise InputError(f"{p}: not a valid YAML spec ({first})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
-    unknown = set(data) - {"world_size", "relations", "outputs", "constants"}
+    unknown = set(data) - {"world_size", "relations", "outputs", "constants", "groups"}
     if unknown:
         raise InputError(
-            f"{p}: unknown key {sorted(map(str, unknown))[0]!r} (expected world_size, relations, outputs, constants)"
+            f"{p}: unknown key {sorted(map(str, unknown))[0]!r} "
+            "(expected world_size, relations, outputs, constants, groups)"
         )
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
     rels = {str(k): _parse_layout(f"{p.name}: relations.{k}", v) for k, v in (data.get("relations") or {}).items()}
-    return Spec(str(p), ws, rels, _parse_outputs(p, data.get("outputs")), _parse_constants(p, data.get("constants")))
+    return Spec(
+        str(p),
+        ws,
+        rels,
+        _parse_outputs(p, data.get("outputs")),
+        _parse_constants(p, data.get("constants")),
+        _parse_groups(p, data.get("groups")),
+    )
+
+
+def _parse_groups(p: Path, value: object) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value.values()
+    ):
+        raise InputError(f"{p}: groups must map process-group names to rank counts (>= 1), got {value!r}")
+    return {str(k): int(v) for k, v in value.items()}
 
 
 def _parse_outputs(p: Path, value: object) -> tuple[int, ...] | None:

@@ -201,7 +201,9 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
 
     discrepancies: list[Discrepancy] = []
     if unexplained:
-        upstream = _ancestors("seq", unexplained, producer, inputs_of)
+        # only through values without a relation: a mask or offset whose readers are all
+        # explained (e.g. a vocab-parallel lookup) is no frontier of a broken output
+        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in holds)
         frontier: dict[str, list[str]] = defaultdict(list)
         for row in ix.rows("Frontier"):
             if row["n"] in upstream:
@@ -298,7 +300,9 @@ def _partial_origin(g: str, node: str, inputs_of: dict, producer: dict, holds: d
     return origin
 
 
-def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict) -> set[str]:
+def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict, through=lambda v: True) -> set[str]:
+    """Nodes of graph ``g`` upstream of ``values``, walking back only through inputs that
+    ``through`` accepts."""
     seen_nodes: set[str] = set()
     stack = [producer[(g, v)] for v in values if (g, v) in producer]
     while stack:
@@ -308,7 +312,7 @@ def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict) -> se
         seen_nodes.add(node)
         for _, v in inputs_of.get((g, node), []):
             p = producer.get((g, v))
-            if p is not None and p not in seen_nodes:
+            if p is not None and p not in seen_nodes and through(v):
                 stack.append(p)
     return seen_nodes
 

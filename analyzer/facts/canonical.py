@@ -11,9 +11,10 @@ Rewrites:
   the output is a graph output). Traced graphs are full of them (``aten.clone``,
   ``aten.copy`` of a collective's result, ``view`` to the same shape, ``wait_tensor``), and
   one side often has one where the other has none.
-- *reshape chains*: ``Reshape(Reshape(x, s1), s2)`` whose inner result has no other reader
-  becomes ``Reshape(x, s2)`` (row-major order makes the middle shape irrelevant); e.g. apex's
-  per-row statistics flattened after the forward kernel and unflattened for the backward one.
+- *reshape chains*: ``Reshape(Reshape(x, s1), s2)`` becomes ``Reshape(x, s2)`` (row-major
+  order makes the middle shape irrelevant; the inner Reshape stays while something else reads
+  it); e.g. apex's per-row statistics flattened after the forward kernel and unflattened for
+  the backward one.
 - *flattened linear*: ``y = Reshape(MatMul(Reshape(x, [P, K]), W[K, N]), Y)`` with
   ``Y = [..., N]`` and ``prod(Y[:-1]) == P`` becomes ``y = MatMul(Reshape(x, Y[:-1] + [K]), W)``
   (the reshape is dropped when ``x`` already has that shape). torch decomposes ``aten.linear``
@@ -87,26 +88,23 @@ def _all_ones(t: onnx.TensorProto) -> bool:
 
 
 def _fold_reshape_chains(model: onnx.ModelProto) -> int:
-    """Fold reshape chains of ``model`` in place (module docstring); returns how many."""
+    """Fold reshape chains of ``model`` in place (module docstring); returns how many readers
+    were rewired. An inner Reshape left without readers is dropped."""
     g = model.graph
+    producer = {n.output[0]: n for n in g.node if _is_op(n, "Reshape") and len(n.output) == 1 and n.input}
+    folded = 0
+    for node in g.node:
+        if _is_op(node, "Reshape") and node.input and node.input[0] in producer:
+            node.input[0] = producer[node.input[0]].input[0]
+            folded += 1
+    if not folded:
+        return 0
     uses = Counter(v for n in g.node for v in n.input)
     uses.update(o.name for o in g.output)
-    producer = {n.output[0]: n for n in g.node if _is_op(n, "Reshape") and len(n.output) == 1}
-    dropped: set[int] = set()
-    for node in g.node:
-        if not _is_op(node, "Reshape") or not node.input:
-            continue
-        inner = producer.get(node.input[0])
-        if inner is None or uses[node.input[0]] != 1 or not inner.input:
-            continue
-        node.input[0] = inner.input[0]
-        dropped.add(id(inner))
-    if not dropped:
-        return 0
-    kept = [n for n in g.node if id(n) not in dropped]
+    kept = [n for n in g.node if not (n.output and n.output[0] in producer and uses[n.output[0]] == 0)]
     del g.node[:]
     g.node.extend(kept)
-    return len(dropped)
+    return folded
 
 
 def _drop_noops(model: onnx.ModelProto) -> int:
@@ -197,7 +195,8 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    _fold_reshape_chains(out)
     _drop_noops(out)
+    if _fold_reshape_chains(out):
+        _drop_noops(out)
     _flattened_linears(out)
     return out

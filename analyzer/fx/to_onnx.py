@@ -51,6 +51,7 @@ def import_fx(
     world_size: int | None = None,
     constants: Mapping[str, float] | None = None,
     outputs: Iterable[int] | None = None,
+    group_sizes: Mapping[str, int] | None = None,
 ) -> onnx.ModelProto:
     """Import one torch.fx ATen graph dump as an ONNX model.
 
@@ -65,6 +66,10 @@ def import_fx(
         outputs: positions of the returned list to keep as graph outputs (AOTAutograd forward
             graphs return the user outputs first, then tensors saved for backward); default
             all non-None positions.
+        group_sizes: process-group name -> number of ranks in it, for groups the dump cannot
+            tell (torch's functional collectives name their group only). A collective over a
+            group of one rank is the identity (e.g. Megatron's data-parallel loss averaging
+            at data-parallel size 1).
 
     Returns:
         The model; it passes ``onnx.checker.check_model``.
@@ -74,7 +79,9 @@ def import_fx(
             ONNX mapping (``no ONNX mapping for aten.<op>``), an unsupported argument pattern,
             a bad ``world_size`` or ``outputs`` argument.
     """
-    return fx_to_onnx(parse_fx(path), world_size=world_size, constants=constants, outputs=outputs)
+    return fx_to_onnx(
+        parse_fx(path), world_size=world_size, constants=constants, outputs=outputs, group_sizes=group_sizes
+    )
 
 
 def fx_to_onnx(
@@ -83,6 +90,7 @@ def fx_to_onnx(
     world_size: int | None = None,
     constants: Mapping[str, float] | None = None,
     outputs: Iterable[int] | None = None,
+    group_sizes: Mapping[str, int] | None = None,
 ) -> onnx.ModelProto:
     """:func:`import_fx` on an already parsed graph."""
     if world_size is not None and (not isinstance(world_size, int) or isinstance(world_size, bool) or world_size < 1):
@@ -91,6 +99,7 @@ def fx_to_onnx(
     b = GraphBuilder()
     env = {
         "world_size": world_size,
+        "group_sizes": dict(group_sizes or {}),
         "table": op_table(),
         "getitems": _getitems(graph),
         "dropouts": 0,
