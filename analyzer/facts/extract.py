@@ -251,6 +251,16 @@ def _small_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return consts
 
 
+def _one_number(t: onnx.TensorProto) -> bool:
+    if math.prod(t.dims) != 1 or t.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
+        return False
+    try:
+        numpy_helper.to_array(t)
+    except Exception:  # malformed data: left to the hash only
+        return False
+    return True
+
+
 def _attr_rows(facts: FactTables, g: str, node_id: str, node: onnx.NodeProto) -> None:
     h = hashlib.blake2b(digest_size=8)
     for attr in sorted(node.attribute, key=lambda a: a.name):
@@ -272,6 +282,10 @@ def _attr_rows(facts: FactTables, g: str, node_id: str, node: onnx.NodeProto) ->
             facts.add("Node_AttrStr", g=g, node=node_id, attr=attr.name, value=text)
         elif attr.type == onnx.AttributeProto.FLOAT:
             facts.add("Node_AttrFloat", g=g, node=node_id, attr=attr.name, value=repr(float(value)))
+        elif attr.type == onnx.AttributeProto.TENSOR and _one_number(value):
+            # e.g. ConstantOfShape's fill
+            scalar = float(numpy_helper.to_array(value).reshape(-1)[0])
+            facts.add("Node_AttrFloat", g=g, node=node_id, attr=attr.name, value=repr(scalar))
     facts.add("Node_AttrHash", g=g, node=node_id, hash=h.hexdigest())
 
 

@@ -1,0 +1,259 @@
+"""Export whole training steps of a small Hugging Face model, sequential and per rank.
+
+One step = forward, loss, backward (``torch.autograd.grad``), gradient synchronization,
+optimizer update; its outputs are the loss and every updated parameter (``updated.<name>``).
+The model is unmodified Hugging Face code (the same tiny configs as scripts/export_hf_tp.py);
+the step is traced with ``make_fx`` on each rank under PyTorch's ``fake`` process group and
+exported with the same ONNX pipeline (collectives become ``com.microsoft`` ops).
+
+Data parallelism (``--parallel dp``): rank r gets rows ``[r*B/N, (r+1)*B/N)`` of the batch.
+The loss is normalized by the number of target tokens of the *whole* batch, passed in as
+``num_items_in_batch`` (Hugging Face's ``ForCausalLMLoss`` then sums and divides by it, as
+its Trainer does across devices), so each rank's loss and gradients are partial sums of the
+sequential ones; the gradients are then summed with an all-reduce (DDP's bucketed all-reduce,
+without bucketing) before the update.
+
+Optimizers: SGD (``p - lr * g``) and AdamW through ``torch.optim._functional.adamw``, the
+function ``torch.optim.AdamW.step`` calls; gradient-norm clipping through
+``torch.nn.utils.clip_grads_with_norm_`` semantics written out (norm of all gradients, one
+scale). Optimizer state (AdamW's ``exp_avg``/``exp_avg_sq``) enters as graph inputs named
+``state.<kind>.<param>`` and leaves updated.
+
+Bug variants (``--bug``), each a one-line change of the correct step:
+- ``missing-grad-allreduce``: the gradient of one parameter is not all-reduced.
+- ``local-token-count``: the loss is normalized by the rank's own token count (HF's default
+  ``mean``) while the gradients are still summed.
+- ``double-scale``: the summed gradients are also divided by the world size (DDP's average on
+  top of a globally normalized loss).
+- ``norm-counts-replicas``: the clipping norm is all-reduced although every rank already holds
+  the full gradients (each parameter counted N times).
+
+Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes examples/<case>/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import export_hf_tp as hf  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BATCH = 4
+LR = 0.05
+CLIP = 1.0
+BUGS = {
+    "missing-grad-allreduce": "gradient of {m} not all-reduced",
+    "local-token-count": "loss normalized by the rank's own token count",
+    "double-scale": "summed gradients divided by the world size again",
+    "norm-counts-replicas": "gradient norm all-reduced although the gradients are replicated",
+}
+BUG_PARAM = "model.layers.1.mlp.down_proj.weight"
+PRESETS = {
+    "llama_dp2_sgd": {"optimizer": "sgd"},
+    "llama_dp2_adamw_clip": {"optimizer": "adamw", "clip": True},
+    "llama_dp2_sgd_bug_missing_grad_allreduce": {"optimizer": "sgd", "bug": "missing-grad-allreduce"},
+    "llama_dp2_sgd_bug_local_token_count": {"optimizer": "sgd", "bug": "local-token-count"},
+    "llama_dp2_sgd_bug_double_scale": {"optimizer": "sgd", "bug": "double-scale"},
+    "llama_dp2_adamw_clip_bug_norm_counts_replicas": {"optimizer": "adamw", "clip": True, "bug": "norm-counts-replicas"},
+}
+
+
+def batch(args, cfg):
+    """Token ids and labels [BATCH, SEQ_LEN]; some labels are -100 (ignored) so token counts
+    differ between the rows of the batch, as with padding."""
+    import torch
+
+    g = torch.Generator().manual_seed(args.seed + 7)
+    ids = torch.randint(0, cfg.vocab_size, (BATCH, hf.SEQ_LEN), generator=g, dtype=torch.int64)
+    labels = ids.clone()
+    labels[0, :3] = -100
+    labels[2, :1] = -100
+    return ids, labels
+
+
+def step_fn(model, args, world_size: int):
+    """The traced training step: (input_ids, labels, num_items_in_batch, *state) -> outputs."""
+    import torch
+    import torch.distributed._functional_collectives as funcol
+    from torch.optim._functional import adamw
+
+    names = [n for n, _ in model.named_parameters()]
+    params = [p for _, p in model.named_parameters()]
+    dist = world_size > 1
+
+    def all_reduce(x):
+        return funcol.all_reduce(x, "sum", torch.distributed.group.WORLD) if dist else x
+
+    def step(input_ids, labels, num_items, *state):
+        if args.bug == "local-token-count":
+            out = model(input_ids=input_ids, labels=labels, use_cache=False)
+        else:
+            out = model(input_ids=input_ids, labels=labels, num_items_in_batch=num_items, use_cache=False)
+        grads = list(torch.autograd.grad(out.loss, params))
+        for i, name in enumerate(names):
+            if not (args.bug == "missing-grad-allreduce" and name == BUG_PARAM):
+                grads[i] = all_reduce(grads[i])
+            if args.bug == "double-scale":
+                grads[i] = grads[i] / world_size
+        loss = all_reduce(out.loss.detach())
+        if args.clip:
+            sq = sum((g * g).sum() for g in grads)
+            if args.bug == "norm-counts-replicas":
+                sq = all_reduce(sq)
+            total = sq.sqrt()
+            scale = torch.clamp(CLIP / (total + 1e-6), max=1.0)
+            grads = [g * scale for g in grads]
+        if args.optimizer == "sgd":
+            return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
+        n = len(params)
+        exp_avg = [s.clone() for s in state[:n]]
+        exp_avg_sq = [s.clone() for s in state[n:]]
+        new = [p.detach().clone() for p in params]
+        steps = [torch.tensor(1.0) for _ in params]
+        adamw(new, grads, exp_avg, exp_avg_sq, [], steps, foreach=False, capturable=False,
+              amsgrad=False, beta1=0.9, beta2=0.999, lr=LR, weight_decay=0.01, eps=1e-8, maximize=False)
+        return [loss] + new + exp_avg + exp_avg_sq
+
+    step._orig_mod = model
+    return step, names
+
+
+def trace_step(model, args, world_size, inputs):
+    import torch
+    from torch._decomp import get_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    for p in model.parameters():
+        p.requires_grad_(True)
+    step, names = step_fn(model, args, world_size)
+    aten = torch.ops.aten
+    # backward ops the ONNX exporter has no function for, written out in core ATen ops
+    decomp = get_decompositions([
+        aten.silu_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
+        aten.nll_loss_backward, aten.nll_loss_forward, aten.embedding_dense_backward, aten.slice_backward,
+    ])
+    with hf.hf_tracing_patches(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
+    return gm, names
+
+
+def export_step(gm, inputs, input_names, output_names, names, *, rank, world_size, meta):
+    """Like export_hf_tp.export_onnx, for a step's several inputs and outputs."""
+    import torch
+
+    hf._WORLD["n"] = world_size
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(
+            gm, tuple(inputs), dynamo=True, custom_translation_table=hf.translation_table(),
+            opset_version=hf.OPSET, input_names=input_names, output_names=output_names,
+            optimize=False, verbose=False,
+        )
+    proto = prog.model_proto
+    hf._rename_values(proto.graph, names)
+    proto = hf._optimize_keeping_weights(proto, set(names.values()))
+    import onnx
+
+    proto = onnx.shape_inference.infer_shapes(proto)
+    return hf.finish_model(proto, rank, world_size, meta)
+
+
+def produce(args):
+    import onnx
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    hf.register_collective_schemas()
+    n = args.world_size
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("rank*.onnx"):
+        old.unlink()
+    cfg, sd, _, _ = hf.build_base_state(args)
+    ids, labels = batch(args, cfg)
+    num_items = torch.tensor(float((labels[:, 1:] != -100).sum()))
+    model = hf.fresh_model(args, cfg, sd)
+    state_names = []
+    state = []
+    if args.optimizer == "adamw":
+        g = torch.Generator().manual_seed(args.seed + 11)
+        for kind in ("exp_avg", "exp_avg_sq"):
+            for name, p in model.named_parameters():
+                state_names.append(f"state.{kind}.{name}")
+                state.append(torch.rand(p.shape, generator=g) * (0.01 if kind == "exp_avg" else 1e-4))
+    input_names = ["input_ids", "labels", "num_items_in_batch", *state_names]
+    param_names = [name for name, _ in model.named_parameters()]
+    output_names = ["loss", *[f"updated.{p}" for p in param_names], *[f"updated.{s}" for s in state_names]]
+    meta = {"model": hf.FAMILIES[args.model][1], "case": out.name}
+
+    def one(rank, world):
+        rows = slice(None) if world == 1 else slice(rank * BATCH // world, (rank + 1) * BATCH // world)
+        inputs = [ids[rows], labels[rows], num_items, *state]
+        model = hf.fresh_model(args, cfg, sd)
+        gm, _ = trace_step(model, args, world, inputs)
+        names = hf.constant_names(gm, model)
+        doc = f"training step, {'sequential' if world == 1 else f'data-parallel rank {rank}/{world}'}"
+        return export_step(gm, inputs, input_names, output_names, names, rank=rank, world_size=world,
+                           meta={**meta, "doc": doc}), inputs
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    seq, seq_inputs = one(-1, 1)
+    onnx.save(seq, out / "seq.onnx")
+    ranks = []
+    for r in range(n):
+        dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
+        try:
+            proto, _ = one(r, n)
+        finally:
+            dist.destroy_process_group()
+        onnx.save(proto, out / f"rank{r}.onnx")
+        ranks.append(proto)
+
+    import onnxruntime as ort
+
+    feeds = {k: v.numpy() for k, v in zip(input_names, seq_inputs)}
+    seq_loss = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    with torch.no_grad():
+        eager = hf.fresh_model(args, cfg, sd)(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
+    err = float(np.max(np.abs(np.asarray(seq_loss) - eager.numpy())))
+    print(f"  sequential step's loss (onnxruntime) vs eager torch: {err:.3g}")
+    hf.write_yaml(out / "case.yaml", {
+        "model": {"hf_class": meta["model"], "config": hf.config_summary(cfg, args),
+                  "batch": BATCH, "seq_len": hf.SEQ_LEN},
+        "training_step": {"parallel": "data", "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR},
+        "world_size": n,
+        "expected": "discrepancy" if args.bug else "verified",
+        "bug": BUGS[args.bug].format(m=BUG_PARAM) if args.bug else None,
+        "bug_module": BUG_PARAM.rsplit(".", 1)[0] if args.bug == "missing-grad-allreduce" else None,
+        "seq_loss_vs_torch_max_abs_error": err,
+        "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
+        "produced_by": f"python scripts/export_train_step.py --case {out.name}",
+    })
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--case", choices=sorted(PRESETS), required=True)
+    p.add_argument("--world-size", type=int, default=2)
+    args_in = p.parse_args(argv)
+    args = hf.parse([])
+    args.world_size = args_in.world_size
+    args.optimizer, args.clip, args.bug = "sgd", False, None
+    for k, v in PRESETS[args_in.case].items():
+        setattr(args, k, v)
+    args.out = str(REPO / "examples" / args_in.case)
+    produce(args)
+
+
+if __name__ == "__main__":
+    main()
