@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 BATCH = 4
 LR = 0.05
 CLIP = 1.0
+STEPS_DONE = 3
 BUGS = {
     "missing-grad-allreduce": "gradient of {m} not all-reduced",
     "local-token-count": "loss normalized by the rank's own token count",
@@ -61,7 +62,11 @@ PRESETS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": {"optimizer": "sgd", "bug": "missing-grad-allreduce"},
     "llama_dp2_sgd_bug_local_token_count": {"optimizer": "sgd", "bug": "local-token-count"},
     "llama_dp2_sgd_bug_double_scale": {"optimizer": "sgd", "bug": "double-scale"},
-    "llama_dp2_adamw_clip_bug_norm_counts_replicas": {"optimizer": "adamw", "clip": True, "bug": "norm-counts-replicas"},
+    "llama_dp2_adamw_clip_bug_norm_counts_replicas": {
+        "optimizer": "adamw",
+        "clip": True,
+        "bug": "norm-counts-replicas",
+    },
 }
 
 
@@ -114,9 +119,10 @@ def step_fn(model, args, world_size: int):
             return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
         n = len(params)
         exp_avg = [s.clone() for s in state[:n]]
-        exp_avg_sq = [s.clone() for s in state[n:]]
+        exp_avg_sq = [s.clone() for s in state[n : 2 * n]]
         new = [p.detach().clone() for p in params]
-        steps = [torch.tensor(1.0) for _ in params]
+        # AdamW reads the step count with .item(): a real (untraced) tensor, the step after `steps_done`
+        steps = [torch.tensor(float(STEPS_DONE)) for _ in params]
         adamw(new, grads, exp_avg, exp_avg_sq, [], steps, foreach=False, capturable=False,
               amsgrad=False, beta1=0.9, beta2=0.999, lr=LR, weight_decay=0.01, eps=1e-8, maximize=False)
         return [loss] + new + exp_avg + exp_avg_sq
@@ -143,6 +149,31 @@ def trace_step(model, args, world_size, inputs):
         warnings.simplefilter("ignore")
         gm = make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
     return gm, names
+
+
+def _constant_names(gm, model):
+    """Parameters and buffers by their module path; other traced constants (AdamW's step count,
+    created inside the step) keep their own names."""
+    known = {(t.data_ptr(), tuple(t.shape)) for t in [*model.parameters(), *model.buffers()]}
+    skip = {
+        n.target
+        for n in gm.graph.nodes
+        if n.op == "get_attr" and (getattr(gm, n.target).data_ptr(), tuple(getattr(gm, n.target).shape)) not in known
+    }
+    names = hf.constant_names(_WithoutScalars(gm, skip), model)
+    names.update({t: t for t in skip})
+    return names
+
+
+class _WithoutScalars:
+    """A view of a GraphModule whose graph skips the given get_attr targets."""
+
+    def __init__(self, gm, skip):
+        self._gm, self._skip = gm, skip
+        self.graph = type("G", (), {"nodes": [n for n in gm.graph.nodes if n.target not in skip]})()
+
+    def __getattr__(self, name):
+        return getattr(self._gm, name)
 
 
 def export_step(gm, inputs, input_names, output_names, names, *, rank, world_size, meta):
@@ -200,7 +231,7 @@ def produce(args):
         inputs = [ids[rows], labels[rows], num_items, *state]
         model = hf.fresh_model(args, cfg, sd)
         gm, _ = trace_step(model, args, world, inputs)
-        names = hf.constant_names(gm, model)
+        names = _constant_names(gm, model)
         doc = f"training step, {'sequential' if world == 1 else f'data-parallel rank {rank}/{world}'}"
         return export_step(gm, inputs, input_names, output_names, names, rank=rank, world_size=world,
                            meta={**meta, "doc": doc}), inputs

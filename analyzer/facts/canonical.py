@@ -22,8 +22,9 @@ Rewrites:
   (e.g. a DTensor row-parallel linear), and the exporter's optimizer may fold the first view
   into a preceding reshape.
 
-One pass over the nodes finds every match (matches never overlap: each owns its two
-single-use intermediate values), so the cost is linear in the graph size.
+One pass over the nodes finds every match (matches never overlap); when the flattened input
+or the 2-D product has other readers, they keep reading it (the input's Reshape stays; the
+product becomes a view of the 3-D result), so the cost is linear in the graph size.
 """
 
 from __future__ import annotations
@@ -138,7 +139,11 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
     uses = Counter(v for n in nodes for v in n.input)
     uses.update(o.name for o in g.output)
     producer = {o: i for i, n in enumerate(nodes) for o in n.output}
-    consumer = {n.input[0]: i for i, n in enumerate(nodes) if n.input}
+    consumer: dict[str, int] = {}  # value -> the first Reshape reading it as its data
+    for i, n in enumerate(nodes):
+        if n.input and _is_op(n, "Reshape"):
+            consumer.setdefault(n.input[0], i)
+    dtypes = _dtypes(model)
     replace: dict[int, list[onnx.NodeProto]] = {}
     drop: set[int] = set()
     for j, mm in enumerate(nodes):
@@ -151,8 +156,6 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             continue
         r1, r2 = nodes[i1], nodes[i2]
         if not _is_op(r1, "Reshape") or not _is_op(r2, "Reshape") or not r1.input or len(r2.output) != 1:
-            continue
-        if uses[v] != 1 or uses[u] != 1:
             continue
         x, y = r1.input[0], r2.output[0]
         sv, sw, su, sy, sx = (shapes.get(k) for k in (v, w, u, y, x))
@@ -171,13 +174,22 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             reshape = helper.make_node("Reshape", [x, const], [new_in], name=f"{r1.name}::canonical")
             reshape.metadata_props.extend(r1.metadata_props)
             new_nodes.append(reshape)
-            g.value_info.append(helper.make_tensor_value_info(new_in, onnx.TensorProto.FLOAT, target))
+            dtype = dtypes.get(x) or onnx.TensorProto.FLOAT
+            g.value_info.append(helper.make_tensor_value_info(new_in, dtype, target))
         new_mm = helper.make_node("MatMul", [new_in, w], [y], name=mm.name)
         new_mm.metadata_props.extend(mm.metadata_props)
         new_nodes.append(new_mm)
+        if uses[u] > 1:  # other readers of the 2-D product get it back as a view of y
+            const = f"{u}::canonical_shape"
+            g.initializer.append(numpy_helper.from_array(np.array(su, dtype=np.int64), const))
+            flat = helper.make_node("Reshape", [y, const], [u], name=f"{mm.name}::canonical_flat")
+            flat.metadata_props.extend(mm.metadata_props)
+            new_nodes.append(flat)
         # at the MatMul's place: x and w are defined before it, y's readers come after it
         replace[j] = new_nodes
-        drop.update({i1, i2})
+        drop.add(i2)
+        if uses[v] == 1:  # the flattened input has other readers: its reshape stays
+            drop.add(i1)
     if not replace:
         return 0
     out = []
