@@ -63,6 +63,22 @@ def tables_of(deriv: Derivation) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _locate_stages(inp: CheckInput, verdict: Verdict) -> None:
+    """Set ``stage`` on each discrepancy of a pipeline check: the stage of the rank node for a
+    rank-side one, else the one stage whose nodes carry the discrepancy's (or its origin's)
+    module scope."""
+    from analyzer.pipeline import stage_of
+
+    for d in verdict.discrepancies:
+        if d.graph.startswith("r") and d.graph[1:].isdigit():
+            d.stage = stage_of(inp.ranks[int(d.graph[1:])], node_name=d.node)
+        elif d.graph == "seq":
+            model = inp.ranks[0]
+            d.stage = stage_of(model, scope=d.scope)
+            if d.stage is None and d.origin_scope:
+                d.stage = stage_of(model, scope=d.origin_scope)
+
+
 def check(
     seq: str | Path,
     ranks: Sequence[str | Path],
@@ -74,6 +90,7 @@ def check(
     seed: int = 0,
     coverage: bool = False,
     memoize: bool = True,
+    pipeline: int | None = None,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -87,6 +104,9 @@ def check(
         seed: random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
         memoize: solve each run of identical decoder layers once (:mod:`analyzer.memo`).
+        pipeline: the rank files are this many pipeline stages (``--pp``; tensor-parallel
+            rank fastest): each rank's stages are chained by boundary tensor names
+            (:mod:`analyzer.pipeline`), and each discrepancy gets the ``stage`` it lives in.
 
     Returns:
         A :class:`CheckResult`.
@@ -96,11 +116,13 @@ def check(
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
     t0 = time.perf_counter()
-    inp = load_inputs(seq, ranks, relations)
+    inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
     t_load = time.perf_counter() - t0
     deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
     t1 = time.perf_counter()
     verdict = build_verdict(inp, deriv)
+    if inp.pipeline is not None:
+        _locate_stages(inp, verdict)
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:

@@ -99,6 +99,15 @@ def main() -> None:
     "--no-memo", "no_memo", is_flag=True, help="Do not solve identical decoder layers once (check every layer)."
 )
 @click.option("--coverage", is_flag=True, help="Report which rules fired, per rule file.")
+@click.option(
+    "--pp",
+    "pipeline",
+    type=int,
+    default=None,
+    metavar="P",
+    help="The rank files are P pipeline stages (global-rank order, tensor-parallel rank fastest); "
+    "each rank's stages are chained by boundary tensor names.",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -117,11 +126,15 @@ def check(
     seed,
     no_memo,
     coverage,
+    pipeline,
     explain,
     verbose,
     quiet,
 ) -> None:
-    """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first)."""
+    """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first).
+
+    With --pp P the files are P pipeline stages: shardlog check seq.onnx stage0.onnx stage1.onnx --pp 2.
+    """
     from analyzer.api import check as run_check
     from analyzer.report import print_coverage, print_text, write_json
     from analyzer.tables import write_tables
@@ -142,6 +155,7 @@ def check(
             seed=seed,
             coverage=coverage,
             memoize=not no_memo,
+            pipeline=pipeline,
         )
     try:
         if json_path:

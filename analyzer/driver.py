@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import onnx
@@ -23,6 +23,7 @@ from analyzer.facts import FactTables, extract_graph_facts, load_model
 from analyzer.facts.canonical import canonicalize
 from analyzer.memo import boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
+from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
 from analyzer.rulebook import rule_files, schema_files
 
@@ -48,6 +49,7 @@ class CheckInput:
     notes: list[str]
     canonical_seq: onnx.ModelProto | None = None
     canonical_ranks: list[onnx.ModelProto] = field(default_factory=list)
+    pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
 
     @property
     def world_size(self) -> int:
@@ -140,21 +142,64 @@ def load_graph(
 
 
 def load_inputs(
-    seq_path: str | Path, rank_paths: Sequence[str | Path], spec_path: str | Path | None = None
+    seq_path: str | Path,
+    rank_paths: Sequence[str | Path],
+    spec_path: str | Path | None = None,
+    *,
+    pipeline: int | None = None,
 ) -> CheckInput:
     """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
     input relations.
 
+    Args:
+        seq_path: the sequential graph.
+        rank_paths: one graph per process, rank 0 first.
+        spec_path: optional relations spec (:mod:`analyzer.relations`).
+        pipeline: number of pipeline stages P (``--pp``; or ``pipeline: {stages: P}`` in the
+            spec): the files are P stages of F/P tensor-parallel ranks each, tensor-parallel
+            rank fastest; each rank's stages are chained by boundary tensor names
+            (:mod:`analyzer.pipeline`) and checked as one rank. None or 1: no pipeline.
+
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
-            a rank file is from another model, or the spec is malformed or does not fit.
+            a rank file is from another model, the spec is malformed or does not fit, or the
+            stages do not chain (a stage input from nowhere, a boundary tensor whose dtype or
+            shape differs between stages, files that do not split into P stages, a pipeline
+            degree that differs between ``pipeline`` and the spec).
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
     spec = load_spec(spec_path) if spec_path is not None else None
     extra = {"outputs": spec.outputs, "constants": spec.constants, "groups": spec.groups} if spec else {}
+    if spec is not None and spec.pipeline_stages is not None:
+        if pipeline is not None and pipeline != spec.pipeline_stages:
+            raise InputError(
+                f"{spec.path}: spec has pipeline stages {spec.pipeline_stages} but --pp {pipeline} was given"
+            )
+        pipeline = spec.pipeline_stages
     seq = load_graph(seq_path, sequential=True, **extra)
-    ranks = [load_graph(p, sequential=False, **extra) for p in rank_paths]
+    info = None
+    if pipeline is not None and pipeline != 1:
+        stages = split_stages([str(p) for p in rank_paths], pipeline)
+        if spec is not None and spec.world_size is not None:
+            if spec.world_size != len(rank_paths):
+                raise InputError(
+                    f"{spec.path}: spec is for world size {spec.world_size} but {len(rank_paths)} rank files were given"
+                )
+            spec = replace(spec, world_size=None)  # the chained ranks are fewer: checked here
+        per_stage = {**extra, "outputs": None}  # the spec's outputs select among the chain's outputs
+        models = [[load_graph(p, sequential=False, **per_stage) for p in stage] for stage in stages]
+        ranks, names = [], []
+        for t in range(len(stages[0])):
+            paths_t = [stage[t] for stage in stages]
+            chain, boundaries = chain_stages(paths_t, [m[t] for m in models], seq, str(seq_path))
+            ranks.append(_select_outputs(" + ".join(paths_t), chain, extra.get("outputs")))
+            names.append(" + ".join(paths_t))
+            if t == 0:
+                info = PipelineInfo(stages, boundaries)
+        rank_paths = names
+    else:
+        ranks = [load_graph(p, sequential=False, **extra) for p in rank_paths]
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
     relations, notes = infer_input_relations(seq, ranks)
     if spec is not None:
@@ -168,6 +213,7 @@ def load_inputs(
         notes,
         canonicalize(seq),
         [canonicalize(m) for m in ranks],
+        info,
     )
 
 

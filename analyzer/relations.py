@@ -14,6 +14,16 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
+    pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
+
+``pipeline: {stages: P}`` says the rank files are P pipeline stages, one file per process in
+global-rank order with the tensor-parallel rank varying fastest (Megatron-LM's default rank
+order, torchtitan's ``("pp", ..., "tp")`` mesh): with F files, file f is stage ``f // (F/P)``,
+tensor-parallel rank ``f % (F/P)``. Each tensor-parallel rank's stages are chained by their
+boundary tensor names (:mod:`analyzer.pipeline`) and checked as one rank; ``world_size``,
+when given, is then the number of files (PP x TP), and ``relations`` name values of the
+chained graphs. The file list stays on the command line, as for tensor parallelism, so one
+spec fits a run whatever its files are called.
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ class Spec:
     outputs: tuple[int, ...] | None = None
     constants: Mapping[str, float] | None = None
     groups: Mapping[str, int] | None = None
+    pipeline_stages: int | None = None
 
 
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
@@ -193,11 +204,11 @@ def load_spec(path: str | Path) -> Spec:
         raise InputError(f"{p}: not a valid YAML spec ({first})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
-    unknown = set(data) - {"world_size", "relations", "outputs", "constants", "groups"}
+    unknown = set(data) - {"world_size", "relations", "outputs", "constants", "groups", "pipeline"}
     if unknown:
         raise InputError(
             f"{p}: unknown key {sorted(map(str, unknown))[0]!r} "
-            "(expected world_size, relations, outputs, constants, groups)"
+            "(expected world_size, relations, outputs, constants, groups, pipeline)"
         )
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
@@ -210,7 +221,24 @@ def load_spec(path: str | Path) -> Spec:
         _parse_outputs(p, data.get("outputs")),
         _parse_constants(p, data.get("constants")),
         _parse_groups(p, data.get("groups")),
+        pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
     )
+
+
+def _parse_pipeline(p: Path, value: object) -> int | None:
+    """``pipeline: {stages: P}`` -> P (None when the section is absent)."""
+    if value is None:
+        return None
+    stages = value.get("stages") if isinstance(value, Mapping) else None
+    if (
+        not isinstance(value, Mapping)
+        or set(value) != {"stages"}
+        or not isinstance(stages, int)
+        or isinstance(stages, bool)
+        or not 1 <= stages < 2**31
+    ):
+        raise InputError(f"{p}: pipeline must be a mapping like {{stages: 2}} (a positive stage count), got {value!r}")
+    return stages
 
 
 def _parse_groups(p: Path, value: object) -> dict[str, int] | None:

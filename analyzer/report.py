@@ -16,11 +16,12 @@ JSON schema version 1 (``--json REPORT.json``)::
                      "producer_op": str | null, "producer_scope": str}],
          "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str],
          "origin_node": str, "origin_scope": str, "origin_source": str,
-         "rules_tried": [str]}],  # where a pending
+         "rules_tried": [str], "stage": int | null}],  # where a pending
                                                       # Partial reaching the frontier was made
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
       "notes": [str], "no_rule_ops": [str],
-      "numeric": {output name: max abs error}    # only with --numeric
+      "numeric": {output name: max abs error},   # only with --numeric
+      "pipeline": {"stages": [[file]], "boundaries": [[str]]}   # only with --pp
     }
 """
 
@@ -66,6 +67,8 @@ def to_json(result: CheckResult) -> dict:
     }
     if result.numeric:
         out["numeric"] = result.numeric
+    if result.inputs.pipeline is not None:
+        out["pipeline"] = {"stages": result.inputs.pipeline.stages, "boundaries": result.inputs.pipeline.boundaries}
     return out
 
 
@@ -74,7 +77,9 @@ def write_json(result: CheckResult, path: str | Path) -> None:
     Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
 
 
-def _ranks_text(n: int) -> str:
+def _ranks_text(n: int, pipeline: bool = False) -> str:
+    if pipeline:
+        return "the chained stages" if n == 1 else f"the chained stages of ranks 0..{n - 1}"
     return "rank 0" if n == 1 else f"ranks 0..{n - 1}"
 
 
@@ -89,15 +94,23 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     """
     v = result.verdict_
     n = result.inputs.world_size
+    pp = result.inputs.pipeline
+    if pp is not None:
+        chain = " -> ".join(Path(st[0]).name + (f" (x{len(st)} ranks)" if len(st) > 1 else "") for st in pp.stages)
+        console.print(f"pipeline: {pp.degree} stages, chained by boundary tensor names: {escape(chain)}")
+        if explain:
+            for s, names in enumerate(pp.boundaries[1:], 1):
+                console.print(f"  stage {s} receives {escape(', '.join(names)) or 'nothing'}")
     if explain:
         console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
         for r in result.inputs.relations:
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {_ranks_text(n)}  [dim]({r.source})[/]")
+            on = _ranks_text(n, pp is not None)
+            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
         if o.relation:
-            console.print(f"{escape(o.name)} = {o.relation} on {_ranks_text(n)}")
+            console.print(f"{escape(o.name)} = {o.relation} on {_ranks_text(n, pp is not None)}")
         else:
             console.print(f"{escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
@@ -107,12 +120,21 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print()
         if d.kind == "collective":
             console.print(f"[red]discrepancy {i}[/]: {escape(d.message)}")
+            if d.node and d.graph != "seq":
+                console.print(f"  {escape(d.graph)} node: [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
+                console.print(f"  scope:  {escape(d.scope) or '?'}")
+                if d.source:
+                    console.print(f"  source: {escape(d.source)}")
+                for h in d.hints:
+                    console.print(f"  [yellow]hint:[/] {escape(h)}")
             continue
         where = f"{d.graph} node" if d.graph != "seq" else "frontier"
         console.print(f"[red]discrepancy {i}[/] ({where}): [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
         if d.message:
             console.print(f"  {escape(d.message)}")
         console.print(f"  scope:  {escape(d.scope) or '?'}")
+        if pp is not None and d.stage is not None and d.stage < pp.degree:
+            console.print(f"  stage:  {d.stage} ({escape(', '.join(pp.stages[d.stage]))})")
         if d.source:
             console.print(f"  source: {escape(d.source)}")
         if d.code:
@@ -151,7 +173,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     colour = "green" if v.verdict == "verified" else "red"
-    console.print(f"\n[bold {colour}]{v.verdict}[/] (world size {n}, engine {result.engine}, {result.seconds:.2f} s)")
+    size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
+    console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

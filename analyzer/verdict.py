@@ -81,6 +81,7 @@ class Discrepancy:
     origin_scope: str = ""
     origin_source: str = ""
     rules_tried: list[str] = field(default_factory=list)
+    stage: int | None = None  # pipeline stage it lives in (pipeline checks only)
 
 
 @dataclass
@@ -212,28 +213,71 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             discrepancies.append(info("seq", node, "frontier", frontier[node]))
         if not discrepancies:
             discrepancies.extend(_rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index))
+    collective = _collective_discrepancies(ix, checks, info, node_name, scope)
+    # a rank issuing other collectives than rank 0 breaks everything after that call: first
+    discrepancies[:0] = collective
+    verdict = "verified" if not unexplained and not checks else "discrepancy"
+    return Verdict(verdict, outputs, discrepancies, no_rule)
+
+
+_PAIRING_CHECKS = ("Check_CollectiveMismatch", "Check_CollectiveShape")
+
+
+def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: dict, scope: dict) -> list[Discrepancy]:
+    """Collectives that do not pair across ranks (``Check_*`` of rules/collectives/).
+
+    NCCL pairs the k-th collective of every rank; for each rank r the first k whose call
+    differs from rank 0's (op type: ``Check_CollectiveMismatch``; input shape:
+    ``Check_CollectiveShape``) is reported at rank r's node, with both calls spelled out
+    (op, input dtype and shape, axis, module scope); later ones follow from it and are counted.
+    Any other ``Check_*`` row is reported as it is.
+    """
+    out: list[Discrepancy] = []
+    coll = {(row["g"], row["k"]): row["m"] for row in ix.rows("Collective")}
+    shape = {(r["g"], r["value"]): r["shape"] for r in ix.rows("Value_Shape")}
+    dtype = {(r["g"], r["value"]): r["dtype"] for r in ix.rows("Value_DType")}
+    first_in = {(r["g"], r["node"]): r["value"] for r in ix.rows("Node_Input") if r["pos"] == 0}
+    axis = {(r["g"], r["node"]): r["value"] for r in ix.rows("Node_AttrInt") if r["attr"] == "axis"}
+    op_of = {(r["g"], r["node"]): r["op"] for r in ix.rows("Node")}
+
+    def call(g: str, k: int) -> str:
+        m = coll.get((g, k))
+        if m is None:
+            return "no collective"
+        d = first_in.get((g, m), "")
+        ax = f", axis {axis[(g, m)]}" if (g, m) in axis else ""
+        where = scope.get((g, m), "") or "?"
+        arg = f"{dtype.get((g, d), '?')}[{shape.get((g, d), '?')}]{ax}"
+        return f"{op_of[(g, m)]}({arg}) in {where} ({node_name[(g, m)]})"
+
+    bad: dict[int, set[int]] = defaultdict(set)
+    for rel in _PAIRING_CHECKS:
+        for row in ix.t.get(rel, []):
+            bad[row[1]].add(row[0])
+    for r, ks in sorted(bad.items()):
+        k = min(ks)
+        g = f"r{r}"
+        later = len(ks) - 1
+        message = (
+            f"collective #{k} differs across ranks: rank 0 issues {call('r0', k)}, rank {r} issues {call(g, k)}"
+            + (f"; {later} later collective(s) differ as well" if later else "")
+            + " (NCCL pairs the k-th call of every rank: they would hang or exchange the wrong tensors)"
+        )
+        if (g, k) in coll:
+            out.append(info(g, coll[(g, k)], "collective", [], message))
+        else:
+            out.append(Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, g, message))
     for rel in checks:
+        if rel in _PAIRING_CHECKS:
+            continue
         for row in ix.t[rel]:
-            discrepancies.append(
+            out.append(
                 Discrepancy(
-                    "collective",
-                    rel,
-                    "",
-                    "",
-                    "",
-                    "",
-                    [],
-                    [],
-                    {},
-                    [],
-                    [],
-                    -1,
-                    "",
+                    "collective", rel, "", "", "", "", [], [], {}, [], [], -1, "",
                     f"{rel}{tuple(row)}: collectives do not pair across ranks",
                 )
             )
-    verdict = "verified" if not unexplained and not checks else "discrepancy"
-    return Verdict(verdict, outputs, discrepancies, no_rule)
+    return out
 
 
 def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
@@ -324,10 +368,17 @@ def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_inde
     rank_front: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RankFrontier"):
         rank_front[row["g"]].append(row["m"])
+    # rank values that are pieces (also another rank's piece, or a gathered stack of pieces): the
+    # search for the break walks back from the rank outputs only through values that are not
+    # (a mask or index built from a piece and consumed by an explained lookup is no break)
+    pieces: set[tuple[str, str]] = {(f"r{row['r']}", row["d"]) for row in ix.rows("Piece")}
+    for rel in ("RemotePiece", "Gathered"):
+        if rel in ix.decls:
+            pieces |= {(f"r{row['r']}", row["d"]) for row in ix.rows(rel)}
     for r in range(inp.world_size):
         g = f"r{r}"
         rank_outs = [o.name for o in inp.ranks[r].graph.output]
-        upstream = _ancestors(g, rank_outs, producer, inputs_of)
+        upstream = _ancestors(g, rank_outs, producer, inputs_of, through=lambda v, g=g: (g, v) not in pieces)
         cands = [m for m in rank_front.get(g, []) if m in upstream]
         if cands:
             first = min(cands, key=lambda m: node_index.get((g, m), 0))

@@ -56,6 +56,17 @@ print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r
 """
 
 
+ENTANGLE_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from analyzer import check
+t1 = time.perf_counter()
+r = check(sys.argv[3], sys.argv[4:], relations=sys.argv[2])
+t2 = time.perf_counter()
+print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r.derivation.timings,
+                  "nodes": sum(len(m.graph.node) for m in r.inputs.ranks) // len(r.inputs.ranks)}))
+"""
+
 SECTION = "## Check on the examples"
 
 
@@ -74,10 +85,13 @@ def write_section(path: Path, heading: str, body: str) -> None:
     path.write_text(out, encoding="utf-8")
 
 
-def _run_child(seq: Path, ranks: list[Path], memo: bool, child: str = CHILD) -> tuple[dict, float, float]:
+def _run_child(
+    seq: Path, ranks: list[Path], memo: bool, child: str = CHILD, first: str | None = None
+) -> tuple[dict, float, float]:
     start = time.perf_counter()
+    head = first if first is not None else ("memo" if memo else "nomemo")
     proc = subprocess.Popen(
-        [sys.executable, "-c", child, "memo" if memo else "nomemo", str(seq), *map(str, ranks)],
+        [sys.executable, "-c", child, head, str(seq), *map(str, ranks)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
@@ -100,13 +114,31 @@ def _run_child(seq: Path, ranks: list[Path], memo: bool, child: str = CHILD) -> 
     type=click.Path(file_okay=False),
     help="Folders made by scripts/make_large.py; timed instead of the examples ('## Scale' section).",
 )
-def main(repeat: int, out_path: str, large_dirs: tuple[str, ...]) -> None:
+@click.option(
+    "--entangle",
+    "entangle_dir",
+    type=click.Path(file_okay=False),
+    help="GraphGuard's published graphs (../shared/data/entangle): time examples/entangle/* ('## GraphGuard' section).",
+)
+@click.option("--corpus", is_flag=True, help="Check every examples/ case once in one process ('## Corpus run').")
+def main(repeat: int, out_path: str, large_dirs: tuple[str, ...], entangle_dir: str | None, corpus: bool) -> None:
     """Time every examples/<case>/ (and the 6-layer memoization cases, memo on and off)."""
     if large_dirs:
         _large(large_dirs, repeat, Path(out_path))
         return
+    if entangle_dir:
+        _entangle(Path(entangle_dir), repeat, Path(out_path))
+        return
+    if corpus:
+        _corpus(Path(out_path))
+        return
     rows = []
-    cases = [(c, True) for c in sorted((ROOT / "examples").glob("*/case.yaml"))]
+    tp_cases = [
+        c
+        for c in sorted((ROOT / "examples").glob("*/case.yaml"))
+        if not (c.parent / "stage0.onnx").is_file() and "training_step:" not in c.read_text()
+    ]  # pipeline and training-step cases: --corpus
+    cases = [(c, True) for c in tp_cases]  # pipeline cases (stage*.onnx) are not timed here
     for c in sorted((ROOT / "tests" / "data").glob("llama6_*/case.yaml")):
         cases += [(c, True), (c, False)]
     for case, memo in cases:
@@ -191,6 +223,82 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path) -> None:
         )
         click.echo(f"{folder.name}: {wall:.2f} s, {rss:.0f} MiB, {data['verdict']}, {data['memo_note']}")
     write_section(out_path, SCALE, "\n".join(lines) + "\n")
+
+
+ENTANGLE = "## GraphGuard's published graphs (torch.fx dumps of Megatron-LM GPT and vLLM Qwen2)"
+
+
+def _entangle(data: Path, repeat: int, out_path: Path) -> None:
+    lines = [
+        ENTANGLE,
+        "",
+        f"Measured by `python scripts/bench.py --entangle ../shared/data/entangle --repeat {repeat}` on "
+        f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}: the median of {repeat} "
+        "child processes,",
+        "wall = the whole `shardlog check` (interpreter start, imports, importing the dumps, rules, report);",
+        "check = inside `check()` only. GraphGuard's times are the published ones (16-core AMD EPYC 7302P);",
+        "ratio = GraphGuard / our wall.",
+        "",
+        "| case | ranks | nodes/rank (ONNX) | verdict | wall s | check s | engine s | GraphGuard s | ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in sorted((ROOT / "examples" / "entangle").glob("*/case.yaml")):
+        cfg = yaml.safe_load(case.read_text())
+        ranks = [data / r for r in cfg["ranks"]]
+        spec = str(case.parent / cfg["spec"])
+        runs = [_run_child(data / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec) for _ in range(repeat)]
+        out, wall, _ = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
+        gg = cfg.get("graphguard_seconds")
+        ratio = f"{gg / wall:.0f}x" if gg else "-"
+        lines.append(
+            f"| {case.parent.name} | {len(ranks)} | {out['nodes']} | {out['verdict']} | {wall:.2f} | "
+            f"{out['check']:.2f} | {out['engine']:.2f} | {gg if gg else '-'} | {ratio} |"
+        )
+        click.echo(f"{case.parent.name}: {wall:.2f} s, {out['verdict']}")
+    write_section(out_path, ENTANGLE, "\n".join(lines) + "\n")
+
+
+CORPUS = "## Corpus run (every examples/ case)"
+
+
+def _corpus(out_path: Path) -> None:
+    from analyzer import check
+
+    times = []
+    entangle = ROOT.parent / "shared" / "data" / "entangle"
+    for case in sorted((ROOT / "examples").glob("**/case.yaml")):
+        cfg = yaml.safe_load(case.read_text())
+        folder = case.parent
+        kwargs: dict = {}
+        if folder.parent.name == "entangle":
+            if not entangle.is_dir():
+                continue
+            seq, ranks = entangle / cfg["seq"], [entangle / r for r in cfg["ranks"]]
+            kwargs["relations"] = folder / cfg["spec"]
+        elif (folder / "stage0.onnx").is_file():
+            seq, ranks = folder / "seq.onnx", sorted(folder.glob("stage*.onnx"))
+            kwargs["pipeline"] = len(ranks)
+        else:
+            seq, ranks = folder / cfg["files"]["seq"], [folder / r for r in cfg["files"]["ranks"]]
+        t0 = time.perf_counter()
+        verdict = check(seq, ranks, **kwargs).verdict
+        took = time.perf_counter() - t0
+        times.append((took, folder.relative_to(ROOT / "examples").as_posix(), verdict, cfg.get("expected")))
+        click.echo(f"{times[-1][1]}: {took:.2f} s {verdict}")
+    wrong = [t for t in times if t[3] and t[2] != t[3]]
+    slow = sorted(times, reverse=True)[:3]
+    lines = [
+        CORPUS,
+        "",
+        f"Measured by `python scripts/bench.py --corpus` on {platform.machine()}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}, one process, rules only (no numeric witness).",
+        "",
+        f"- cases: {len(times)} ({sum(t[3] == 'verified' for t in times)} correct, "
+        f"{sum(t[3] == 'discrepancy' for t in times)} bugs); verdicts different from the expected one: {len(wrong)}",
+        f"- total time: {sum(t[0] for t in times):.1f} s",
+        "- slowest: " + ", ".join(f"{name} {took:.1f} s" for took, name, _, _ in slow),
+    ]
+    write_section(out_path, CORPUS, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,9 @@ Bug variants (``--bug NAME``) are realistic one-line changes of the TP plan:
 * ``shard_order``: ``lm_head``'s all-gather of the vocab-sharded logits
   concatenates the gathered chunks in reversed rank order.
 
+Other parallel forms (``--form sp``: sequence parallel; ``--form vocab``: vocab parallel)
+and their bug variants are in ``tp_forms.py``.
+
 Usage::
 
     python scripts/export_hf_tp.py --case llama_tp2            # one preset
@@ -101,6 +104,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tp_forms  # noqa: E402  (sequence / vocab parallel plans and their bug variants)
+
 if TYPE_CHECKING:
     import onnx
 
@@ -119,11 +125,13 @@ BUGS = {
     "every rank adds the full bias before the all-reduce, so the bias is summed world_size times",
     "shard_order": "{m} all-gathers its vocab-sharded logits and concatenates the gathered chunks "
     "in reversed rank order (torch.cat(chunks[::-1], -1) instead of torch.cat(chunks, -1))",
+    **tp_forms.BUGS,
 }
 DEFAULT_BUG_MODULE = {
     "missing_allreduce": "model.layers.1.mlp.down_proj",
     "bias_every_rank": "model.layers.0.mlp.down_proj",
     "shard_order": "lm_head",
+    **tp_forms.DEFAULT_BUG_MODULE,
 }
 
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=4)
@@ -143,6 +151,8 @@ PRESETS = {
     "mistral_tp2_bug_shard_order": dict(
         model="mistral", world_size=2, bug="shard_order", **{**_SMALL, "kv_heads": 2, "seed": 1}
     ),
+    # parallel forms beyond base_model_tp_plan (scripts/tp_forms.py) and their bug corpus
+    **tp_forms.PRESETS,
 }
 
 FAMILIES = {
@@ -306,7 +316,7 @@ def build_base_state(args):
             elif "norm" in name:
                 p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.1)
     sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    ids = torch.randint(0, cfg.vocab_size, (1, SEQ_LEN), generator=g, dtype=torch.int64)
+    ids = torch.randint(0, cfg.vocab_size, (getattr(args, "batch", 1), SEQ_LEN), generator=g, dtype=torch.int64)
     with torch.no_grad():
         logits = model(input_ids=ids, use_cache=False).logits.detach().clone()
     return cfg, sd, ids, logits
@@ -354,6 +364,13 @@ def tp_plan(args, cfg, mesh):
             chunks = torch.chunk(gathered, device_mesh.size(), dim=0)
             return torch.cat(chunks[::-1], dim=local.ndim - 1)  # BUG (one line): was torch.cat(chunks, ...)
 
+    form = getattr(args, "form", "tp")
+    if form == "sp":
+        plan, desc = tp_forms.sp_plan(cfg)
+        if args.bug:
+            tp_forms.apply_bug(args.bug, args.bug_module, plan, desc, form)
+        return plan, desc
+
     styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
     plan, desc = {}, {}
     for pattern, kind in cfg.base_model_tp_plan.items():
@@ -367,8 +384,12 @@ def tp_plan(args, cfg, mesh):
         plan[fqn] = ColwiseParallel(output_layouts=Replicate())
         desc[fqn] = "ColwiseParallel(output_layouts=Replicate())"
 
+    if form == "vocab":
+        plan, desc = tp_forms.vocab_plan(cfg, plan, desc)
     bug_module = args.bug_module
-    if args.bug == "missing_allreduce":
+    if args.bug in tp_forms.BUGS:
+        tp_forms.apply_bug(args.bug, bug_module, plan, desc, form)
+    elif args.bug == "missing_allreduce":
         plan[bug_module] = RowwiseParallel(output_layouts=Partial())
         desc[bug_module] = "RowwiseParallel(output_layouts=Partial())  # BUG"
     elif args.bug == "bias_every_rank":
@@ -401,7 +422,9 @@ def trace(model, ids):
     from torch.fx.experimental.proxy_tensor import make_fx
 
     def forward(input_ids):
-        return model(input_ids=input_ids, use_cache=False).logits
+        logits = model(input_ids=input_ids, use_cache=False).logits
+        # a vocab-sharded DTensor (lm_head with use_local_output=False): the caller gathers it
+        return logits.full_tensor() if hasattr(logits, "full_tensor") else logits
 
     forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
     with torch.no_grad(), hf_tracing_patches(), warnings.catch_warnings():
@@ -425,6 +448,8 @@ def constant_names(gm, model):
             continue
         t = getattr(gm, node.target)
         name = by_ptr.get((t.data_ptr(), tuple(t.shape)))
+        if name is None and t.numel() == 1:
+            continue  # a lifted scalar (DTensor's masked lookup: masked_input[mask] = 0)
         if name is None:
             raise RuntimeError(f"cannot map traced constant {node.target} {tuple(t.shape)} to a parameter")
         mapping[node.target] = name
@@ -473,7 +498,7 @@ def _optimize_keeping_weights(proto, weight_names):
     return proto
 
 
-_SITE = re.compile(r'File "[^"]*?/(?:site-packages|dist-packages)/')
+_SITE = re.compile(r'File "[^"]*?/(?:site-packages|dist-packages)/|File "' + re.escape(str(REPO)) + "/")
 _SELF_FRAME = re.compile(r'File "[^"]*export_hf_tp\.py", line \d+, in \w+\n[^\n]*\n\s*')
 
 
@@ -582,6 +607,10 @@ def finish_model(proto: onnx.ModelProto, rank: int, world_size: int, meta: dict)
 # ---------------------------------------------------------------------------
 # verification: private simulator of the rank programs
 # ---------------------------------------------------------------------------
+class CollectiveMismatch(RuntimeError):
+    """The ranks' k-th collectives differ (op, shape or axis): NCCL would hang or mix data."""
+
+
 class _Comm:
     """Rendezvous of N rank threads at each collective (in program order)."""
 
@@ -589,15 +618,20 @@ class _Comm:
         self.n = n
         self.barrier = threading.Barrier(n, timeout=120)
         self.slots = [None] * n
+        self.issued = [0] * n
 
     def exchange(self, rank, tag, x):
+        k = self.issued[rank]
+        self.issued[rank] += 1
         self.slots[rank] = (tag, x)
         self.barrier.wait()
         got = list(self.slots)
         self.barrier.wait()
-        tags = {t for t, _ in got}
-        if len(tags) != 1:
-            raise RuntimeError(f"ranks disagree on the collective: {sorted(tags)}")
+        tags = [t for t, _ in got]
+        if len(set(tags)) != 1:
+            each = "; ".join(f"rank {r} {t[0]}{list(t[1])}" + (f" axis {t[2]}" if len(t) > 2 else "")
+                             for r, t in enumerate(tags))
+            raise CollectiveMismatch(f"collective #{k} differs across ranks: {each}")
         return [v for _, v in got]
 
 
@@ -650,6 +684,9 @@ def simulate_ranks(protos, feeds):
         t.start()
     for t in threads:
         t.join()
+    for e in errors:
+        if isinstance(e, CollectiveMismatch):
+            raise e
     for e in errors:
         if e is not None and not isinstance(e, threading.BrokenBarrierError):
             raise e
@@ -762,6 +799,8 @@ def produce(args, command):
             names = constant_names(gm, model)
             doc = f"{hf_class} tensor-parallel rank {r}/{n} (shardlog example {out.name})"
             proto = export_onnx(gm, ids, names, rank=r, world_size=n, meta={**meta, "doc": doc})
+            if args.bug in tp_forms.PATCHED:
+                proto = tp_forms.patch_rank(proto, r, args.bug, args.bug_module)
         finally:
             dist.destroy_process_group()
         onnx.save(proto, out / f"rank{r}.onnx")
@@ -772,7 +811,7 @@ def produce(args, command):
     print(f"  weights: {Counter(layout.values())}")
 
     # ---- verification ---------------------------------------------------------
-    seq_err = max_err = None
+    seq_err = max_err = mismatch = None
     if args.verify:
         import onnxruntime as ort
 
@@ -780,9 +819,15 @@ def produce(args, command):
         sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
         seq_logits = sess.run(None, feeds)[0]
         seq_err = float(np.max(np.abs(seq_logits - ref_logits.numpy())))
-        outs = simulate_ranks(ranks, feeds)
-        max_err = float(max(np.max(np.abs(o - seq_logits)) for o in outs))
-        print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
+        try:
+            outs = simulate_ranks(ranks, feeds)
+            max_err = float(max(np.max(np.abs(o - seq_logits)) for o in outs))
+            print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
+        except CollectiveMismatch as exc:
+            if not args.bug:
+                raise
+            mismatch = str(exc)  # the ranks' programs cannot run together: no logits to compare
+            print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated): {mismatch}")
 
     bug_desc = BUGS[args.bug].format(m=args.bug_module) if args.bug else None
     data = {
@@ -791,14 +836,15 @@ def produce(args, command):
             "transformers_version": str(transformers.__version__),
             "torch_version": str(torch.__version__),
             "config": config_summary(cfg, args),
-            "input": {"name": "input_ids", "shape": [1, SEQ_LEN], "dtype": "int64"},
-            "output": {"name": "logits", "shape": [1, SEQ_LEN, cfg.vocab_size], "dtype": "float32"},
+            "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
+            "output": {"name": "logits", "shape": [*ids.shape, cfg.vocab_size], "dtype": "float32"},
         },
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": bug_desc,
         "bug_module": args.bug_module if args.bug else None,
         "max_abs_error": max_err,
+        **({"collective_mismatch": mismatch} if mismatch else {}),
         "seq_vs_torch_max_abs_error": seq_err,
         "tp_plan": plan_desc,
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
@@ -813,7 +859,7 @@ def produce(args, command):
             raise SystemExit(f"seq ONNX does not match PyTorch: {seq_err}")
         if args.bug is None and max_err > args.tol:
             raise SystemExit(f"correct case {out.name}: ranks do not rebuild seq logits ({max_err})")
-        if args.bug is not None and max_err <= 1e3 * args.tol:
+        if args.bug is not None and mismatch is None and max_err <= 1e3 * args.tol:
             raise SystemExit(f"bug case {out.name}: error {max_err} is not clearly visible")
     return data
 
@@ -831,6 +877,9 @@ def parse(argv):
     sel.add_argument("--all", action="store_true", help="produce every preset")
     p.add_argument("--model", choices=sorted(FAMILIES), default="llama")
     p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--form", choices=tp_forms.FORMS, default="tp",
+                   help="parallel form: tp (base_model_tp_plan), sp (sequence parallel), vocab (vocab parallel)")
+    p.add_argument("--batch", type=int, default=1, help="batch size of input_ids [B, 8]")
     p.add_argument("--bug", choices=sorted(BUGS), default=None)
     p.add_argument("--bug-module", default=None, help="module path of the bug (default depends on --bug)")
     p.add_argument("--hidden", type=int, default=64)
@@ -849,19 +898,28 @@ def parse(argv):
     return p.parse_args(argv)
 
 
+def preset_args(parse_fn, presets, name, args):
+    """CLI defaults of ``parse_fn`` with preset ``name`` applied; verification options and the
+    output folder (examples/<name>) come from ``args``/the preset (shared by the exporters)."""
+    base = parse_fn([])
+    for k, v in presets[name].items():
+        setattr(base, k, v)
+    base.verify, base.tol, base.stack_frames = args.verify, args.tol, args.stack_frames
+    base.out = str(REPO / "examples" / name)
+    return base
+
+
 def resolve(args, name=None):
     """Apply preset `name` on top of the CLI defaults."""
     if name is not None:
-        base = parse([])
-        for k, v in PRESETS[name].items():
-            setattr(base, k, v)
-        base.verify, base.tol, base.stack_frames = args.verify, args.tol, args.stack_frames
-        base.out = str(REPO / "examples" / name)
-        args = base
+        args = preset_args(parse, PRESETS, name, args)
     if args.bug and not args.bug_module:
         args.bug_module = DEFAULT_BUG_MODULE[args.bug]
+    if args.bug in tp_forms.BUG_FORMS and args.form not in tp_forms.BUG_FORMS[args.bug]:
+        raise SystemExit(f"--bug {args.bug} needs --form {' or '.join(tp_forms.BUG_FORMS[args.bug])}")
     if args.out is None:
-        name = f"{args.model}_tp{args.world_size}" + (f"_bug_{args.bug}" if args.bug else "")
+        form = f"_{args.form}" if args.form != "tp" else ""
+        name = f"{args.model}_tp{args.world_size}{form}" + (f"_bug_{args.bug}" if args.bug else "")
         args.out = str(REPO / "examples" / name)
     return args
 

@@ -6,7 +6,7 @@ The model is unmodified Hugging Face code (the same tiny configs as scripts/expo
 the step is traced with ``make_fx`` on each rank under PyTorch's ``fake`` process group and
 exported with the same ONNX pipeline (collectives become ``com.microsoft`` ops).
 
-Data parallelism (``--parallel dp``): rank r gets rows ``[r*B/N, (r+1)*B/N)`` of the batch.
+Data parallelism (every preset): rank r gets rows ``[r*B/N, (r+1)*B/N)`` of the batch.
 The loss is normalized by the number of target tokens of the *whole* batch, passed in as
 ``num_items_in_batch`` (Hugging Face's ``ForCausalLMLoss`` then sums and divides by it, as
 its Trainer does across devices), so each rank's loss and gradients are partial sums of the

@@ -13,6 +13,22 @@ EXAMPLES = ROOT / "examples"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+def example_kind(folder: Path) -> str:
+    """``"pipeline"`` (stage files), ``"training"`` (a whole training step) or ``"forward"``."""
+    if (folder / "stage0.onnx").is_file():
+        return "pipeline"
+    if "training_step:" in (folder / "case.yaml").read_text(encoding="utf-8"):
+        return "training"
+    return "forward"
+
+
+def example_cases(kind: str) -> list[Path]:
+    """The examples/<case>/ folders of one kind (see :func:`example_kind`)."""
+    if not EXAMPLES.is_dir():
+        return []
+    return sorted(p.parent for p in EXAMPLES.glob("*/case.yaml") if example_kind(p.parent) == kind)
+
+
 def model_from_text(text: str) -> onnx.ModelProto:
     """Parse an ONNX text model and check it."""
     model = onnx.parser.parse_model(text)

@@ -19,7 +19,8 @@ BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
     "llama_dp2_sgd_bug_local_token_count": ("local-normalizer", "loss"),
     "llama_dp2_sgd_bug_double_scale": ("extra-scaling", "updated.model.embed_tokens.weight"),
-    "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.lm_head.weight"),
+    # AdamW's step is invariant to the gradients' scale: the wrong clipping shows in its state
+    "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.state.exp_avg.lm_head.weight"),
 }
 
 
@@ -37,7 +38,10 @@ def test_correct_training_step_is_verified_on_rules_and_numbers(case):
     assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies][:3]
     updated = [o for o in result.verdict_.outputs if o.name.startswith("updated.")]
     assert updated and all(o.relation == "Replicate" for o in updated)
-    assert max(result.numeric.values()) < 1e-4
+    # the witness divides the summed token losses by a random count, so the loss is large (around
+    # 1e3): one float32 ulp there is 1.2e-4. Every updated parameter and state must match to 1e-4.
+    assert result.numeric["loss"] < 1e-3
+    assert max(v for k, v in result.numeric.items() if k.startswith("updated.")) < 1e-4
 
 
 @pytest.mark.parametrize("case", sorted(BUGS))

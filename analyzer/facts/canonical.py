@@ -163,6 +163,8 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             continue
         if sy[-1] != su[1] or math.prod(sy[:-1]) != sv[0] or sw[0] != sv[1]:
             continue
+        if sx[-1] == sv[1] and sx[:-1] != sy[:-1]:
+            continue  # the view back also splits the features (e.g. into heads): not the input's rows
         target = [*sy[:-1], sv[1]]
         new_nodes = []
         if sx == target:

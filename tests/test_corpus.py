@@ -1,0 +1,140 @@
+"""The example corpus: every ``examples/**/case.yaml`` folder is checked against what it declares.
+
+* ``expected: verified`` (no false alarm): the verdict is verified, every output is rebuilt
+  from the ranks, and the numeric witness error is at float rounding level.
+* ``expected: discrepancy`` (no miss): the check flags it, the first discrepancy sits in the
+  module the bug lives in (``bug_module``: its scope, or the node that made the pending partial
+  sum reaching it, is that module or inside it), its hints include the one naming the fix for
+  this kind of bug (``FIX_HINT``, by the ``_bug_<kind>`` suffix of the case name), and the
+  numeric witness shows a large error; when the ranks' collectives do not even pair up
+  (``collective_mismatch`` in case.yaml), the witness stops at the same k-th collective as the
+  exporter's simulation and the first discrepancy names that collective.
+* Every relation the rules derived holds on numbers (``analyzer.witness.confirm_relations``).
+
+Case folders and how they are run (``_load``):
+
+* ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
+  (``scripts/export_hf_tp.py``);
+* ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
+* ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` with a spec;
+  no numeric witness (their graphs call vLLM and ATen kernels that have no ONNX reference
+  implementation), skipped when the data is absent;
+* ``training_step: ...`` — data-parallel training steps (``scripts/export_train_step.py``):
+  skipped here, ``tests/test_train_steps.py`` runs them with the witness (their rules take
+  about two minutes, more than this whole file).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import EXAMPLES, SHARED_DATA
+
+from analyzer import check
+from analyzer.errors import InputError
+from analyzer.witness import confirm_relations
+
+ENTANGLE = SHARED_DATA / "entangle"
+CASES = sorted(p.parent for p in EXAMPLES.rglob("case.yaml"))
+IDS = [str(c.relative_to(EXAMPLES)) for c in CASES]
+
+# the hint that names the fix, by the bug kind (the case name's suffix after "_bug_")
+FIX_HINT = {
+    "missing_allreduce": "missing-allreduce",
+    "bias_every_rank": "bias-before-reduce",
+    "shard_order": "shard-order",
+    "extra_allreduce": "extra-allreduce",
+    "vocab_offset": "vocab-range",
+    "gather_axis": "gather-axis",
+    "bs_transposed": "view-not-transpose",
+    "reshape_shard": "stack-viewed",
+    "collective_order": "collective-order",
+}
+
+
+@cache
+def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
+    """(case.yaml, seq path, rank paths, extra check() arguments, numeric witness possible)."""
+    cfg = yaml.safe_load((case / "case.yaml").read_text())
+    if "training_step" in cfg:
+        pytest.skip("data-parallel training step: run (with the witness) by tests/test_train_steps.py")
+    if "data" in cfg:
+        if not ENTANGLE.is_dir():
+            pytest.skip(f"{ENTANGLE} (GraphGuard's published graphs) is not here")
+        ranks = [ENTANGLE / r for r in cfg["ranks"]]
+        return cfg, ENTANGLE / cfg["seq"], ranks, {"relations": case / cfg["spec"]}, False
+    files = cfg["files"]
+    if "stages" in files:
+        return cfg, case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}, True
+    return cfg, case / files["seq"], [case / f for f in files["ranks"]], {}, True
+
+
+@cache
+def _run(case: Path):
+    """The check of a case, with the numeric witness when it can run (None: it stopped)."""
+    cfg, seq, ranks, extra, numeric = _load(case)
+    if cfg.get("collective_mismatch"):
+        with pytest.raises(InputError, match=r"collective #\d+") as stopped:
+            check(seq, ranks, numeric=True, **extra)
+        return check(seq, ranks, **extra), str(stopped.value)
+    return check(seq, ranks, numeric=numeric, **extra), None
+
+
+def _inside(scope: str, module: str) -> bool:
+    return scope == module or scope.startswith(module + ".")
+
+
+def test_every_case_folder_is_collected():
+    """Each example folder with ONNX files has a case.yaml (otherwise this file would miss it)."""
+    folders = {p.parent for p in EXAMPLES.rglob("*.onnx")}
+    assert folders <= set(CASES), sorted(str(f) for f in folders - set(CASES))
+    assert len(CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_case_verdict_location_hint_and_witness(case):
+    cfg, _, _, _, numeric = _load(case)
+    result, stopped = _run(case)
+    v = result.verdict_
+    assert result.verdict == cfg["expected"], [d.message or (d.node, d.scope) for d in v.discrepancies][:3]
+    if cfg["expected"] == "verified":
+        assert all(o.relation is not None for o in v.outputs), [(o.name, o.relation) for o in v.outputs]
+        if numeric:
+            assert max(result.numeric.values()) < 1e-3, result.numeric
+        return
+    first = v.discrepancies[0]
+    if cfg.get("bug_module"):
+        module = cfg["bug_module"]
+        assert _inside(first.scope, module) or _inside(first.origin_scope, module), (
+            first.node, first.scope, first.origin_scope, module)
+    if "hf_class" in cfg.get("model", {}):
+        assert first.source.startswith("transformers/models/"), first.source
+    kind = case.name.partition("_bug_")[2]
+    if kind in FIX_HINT:
+        assert FIX_HINT[kind] in first.hint_ids, (first.hint_ids, FIX_HINT[kind])
+    if stopped is not None:
+        # the exporter's simulation and the witness stop at the same collective, which the
+        # report names (with both ranks' calls)
+        k = re.search(r"collective #(\d+)", cfg["collective_mismatch"]).group(1)
+        assert f"collective #{k}:" in stopped, stopped
+        assert first.kind == "collective" and f"collective #{k} " in first.message, first.message
+    elif numeric:
+        assert max(result.numeric.values()) > 1e-2, result.numeric
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_every_derived_relation_holds_on_numbers(case):
+    """The simulator confirms each relation the rules derived (every Holds with its pieces)."""
+    cfg, _, _, _, numeric = _load(case)
+    if not numeric:
+        pytest.skip("no numeric witness for this case (see the module docstring)")
+    if cfg.get("collective_mismatch"):
+        pytest.skip("the ranks cannot run together (their collectives do not pair): checked above")
+    result, _ = _run(case)
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert checked > 40
+    assert refuted == []
