@@ -14,12 +14,12 @@ from analyzer.witness import confirm_relations
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 
 
-def _run(write_models, seq: str, ranks: list[str]):
+def _run(write_models, seq: str, ranks: list[str], relations=None):
     models = {"seq": model_from_text(HEADER + seq)}
     for r, text in enumerate(ranks):
         models[f"rank{r}"] = onnx.parser.parse_model(HEADER + text)  # contrib ops: no checker
     paths = write_models(models)
-    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(len(ranks))], numeric=True)
+    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(len(ranks))], numeric=True, relations=relations)
     checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
     assert refuted == [], refuted
     return result
@@ -173,3 +173,70 @@ def test_sum_allreduce_of_a_partial_max_is_flagged(write_models):
     result = _run(write_models, SEQ_MAX, [_rank_max("sum"), _rank_max("sum")])
     assert result.verdict == "discrepancy"
     assert result.numeric["y"] > 1e-3
+
+
+def _sections(q: int, k: int) -> str:
+    """vLLM's rotary write-back into fused QKV: slice_scatter(qkv, rotated q) as the importer
+    writes it, Concat(q', Slice(qkv, q:q+2k)); then the fused tensor is split again."""
+    n = q + 2 * k
+    return f"""
+fused (float[2, {n}] qkv) => (float[2, {q}] qo, float[2, {k}] ko, float[2, {k}] vo)
+    <int64[1] st = {{{q}}}, int64[1] en = {{{n}}}, int64[1] zero = {{0}}, int64[1] qe = {{{q}}},
+     int64[1] ax = {{1}}, int64[3] sizes = {{{q}, {k}, {k}}}> {{
+  q = Slice(qkv, zero, qe, ax)
+  qr = Relu(q)
+  tail = Slice(qkv, st, en, ax)
+  merged = Concat<axis = 1>(qr, tail)
+  qo, ko, vo = Split<axis = 1>(merged, sizes)
+}}
+"""
+
+
+def test_slices_and_concats_of_fused_sections_keep_each_section_sharded(write_models, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("relations:\n  qkv: {shard: 1, sections: [4, 2, 2]}\n")
+    rank = _sections(2, 1)
+    result = _run(write_models, _sections(4, 2), [rank, rank], relations=spec)
+    assert result.verdict == "verified"
+    assert [o.relation for o in result.verdict_.outputs] == ["Shard(1)"] * 3
+
+
+def test_a_slice_of_a_fused_tensor_cut_in_one_piece_is_flagged(write_models, tmp_path):
+    rank = _sections(2, 1)  # qkv sharded in one block (no sections): rank 0 holds q and k only
+    result = _run(write_models, _sections(4, 2), [rank, rank])
+    assert result.verdict == "discrepancy"
+
+
+def _ce_backward(v: int, lo: int, hi: int) -> str:
+    """Megatron's _VocabParallelCrossEntropy.backward (tensor_parallel/cross_entropy.py) on one
+    rank: softmax minus a one-hot of the target, scattered at the guarded local index."""
+    return f"""
+ceb (float[3, {v}] p, int64[3] labels) => (float[3, {v}] g)
+    <int64 lo = {{{lo}}}, int64 hi = {{{hi}}}, int64 zero = {{0}}, float one = {{1.0}}, int64[1] last = {{-1}}> {{
+  below = Less(labels, lo)
+  above = GreaterOrEqual(labels, hi)
+  mask = Or(below, above)
+  shifted = Sub(labels, lo)
+  idx = Where(mask, zero, shifted)
+  idx2 = Unsqueeze(idx, last)
+  picked2 = GatherElements<axis = 1>(p, idx2)
+  picked = Squeeze(picked2, last)
+  maskf = Cast<to = 1>(mask)
+  inrange = Sub(one, maskf)
+  upd = Sub(picked, inrange)
+  upd2 = Unsqueeze(upd, last)
+  g = ScatterElements<axis = 1>(p, idx2, upd2)
+}}
+"""
+
+
+def test_vocab_parallel_cross_entropy_backward_is_a_shard(write_models):
+    result = _run(write_models, _ce_backward(8, 0, 8), [_ce_backward(4, 0, 4), _ce_backward(4, 4, 8)])
+    assert result.verdict == "verified"
+    assert result.verdict_.outputs[0].relation == "Shard(1)"
+
+
+def test_cross_entropy_backward_with_a_wrong_range_is_flagged(write_models):
+    result = _run(write_models, _ce_backward(8, 0, 8), [_ce_backward(4, 0, 4), _ce_backward(4, 0, 4)])
+    assert result.verdict == "discrepancy"
+    assert result.numeric["g"] > 1e-3
