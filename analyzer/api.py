@@ -11,15 +11,19 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analyzer.driver import CheckInput, Derivation, derive, load_inputs
 from analyzer.verdict import Verdict, build_verdict
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CheckResult", "check", "tables_of"]
 
@@ -56,11 +60,26 @@ class CheckResult:
 
 def tables_of(deriv: Derivation) -> dict[str, pd.DataFrame]:
     """Fact and derived tables of a derivation as DataFrames (columns from ``.decl`` lines)."""
+    import pandas as pd
+
     out = {}
     for name, decl in deriv.decls.items():
         rows = deriv.derived.get(name, deriv.facts.get(name, []))
         out[name] = pd.DataFrame(rows, columns=list(decl.column_names))
     return out
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a check allocates millions of small tuples
+    and dicts, hardly any in a reference cycle, and each collection would walk them all."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _locate_stages(inp: CheckInput, verdict: Verdict) -> None:
@@ -116,13 +135,14 @@ def check(
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
     t0 = time.perf_counter()
-    inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
-    t_load = time.perf_counter() - t0
-    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
-    t1 = time.perf_counter()
-    verdict = build_verdict(inp, deriv)
-    if inp.pipeline is not None:
-        _locate_stages(inp, verdict)
+    with _no_cyclic_gc():
+        inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
+        t_load = time.perf_counter() - t0
+        deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
+        t1 = time.perf_counter()
+        verdict = build_verdict(inp, deriv)
+        if inp.pipeline is not None:
+            _locate_stages(inp, verdict)
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:

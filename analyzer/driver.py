@@ -16,11 +16,11 @@ from pathlib import Path
 import onnx
 
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
-from analyzer.dl import load_program
 from analyzer.engines import get_engine
 from analyzer.errors import InputError
-from analyzer.facts import FactTables, extract_graph_facts, load_model
+from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
+from analyzer.facts.extract import ModelFile, load_model_file, with_graph
 from analyzer.memo import boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
 from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
@@ -39,7 +39,11 @@ def graph_name(rank: int) -> str:
 
 @dataclass
 class CheckInput:
-    """Loaded models (as given, and in canonical form) and their input relations."""
+    """Loaded models (as given, and in canonical form) and their input relations.
+
+    ``same_graph[i]`` is the index (seq first) of the first model whose graph is stored byte
+    for byte like model i's (i when none), whose checks and analyses model i reuses; empty
+    when not known."""
 
     seq_path: str
     rank_paths: list[str]
@@ -50,6 +54,7 @@ class CheckInput:
     canonical_seq: onnx.ModelProto | None = None
     canonical_ranks: list[onnx.ModelProto] = field(default_factory=list)
     pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
+    same_graph: list[int] = field(default_factory=list)
 
     @property
     def world_size(self) -> int:
@@ -115,6 +120,28 @@ def _select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] 
     return picked
 
 
+@dataclass
+class _KnownGraphs:
+    """The graphs loaded so far: the stored bytes of each distinct ONNX graph (``keys``, of
+    the graph loaded ``first``), and for each graph the index of the first one stored like it
+    (``same``, see :class:`CheckInput`)."""
+
+    keys: list[list[bytes]] = field(default_factory=list)
+    first: list[int] = field(default_factory=list)
+    same: list[int] = field(default_factory=list)
+
+    def add(self, loaded: ModelFile | None) -> None:
+        """Record the next graph (None: not an ONNX file)."""
+        i = len(self.same)
+        if loaded is not None and loaded.same_as is not None:
+            self.same.append(self.first[loaded.same_as])
+            return
+        self.same.append(i)
+        if loaded is not None and loaded.graph_key is not None:
+            self.keys.append(loaded.graph_key)
+            self.first.append(i)
+
+
 def load_graph(
     path: str | Path,
     *,
@@ -122,9 +149,11 @@ def load_graph(
     outputs: Sequence[int] | None = None,
     constants: Mapping | None = None,
     groups: Mapping | None = None,
+    known: _KnownGraphs | None = None,
 ) -> onnx.ModelProto:
     """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
-    (the sequential one as a single process: its collectives are identities).
+    (the sequential one as a single process: its collectives are identities). ``known``
+    records it (an ONNX graph stored like a known one is not checked again).
 
     Raises:
         InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.fx.import_fx`.
@@ -135,10 +164,16 @@ def load_graph(
         p = Path(path)
         if not p.is_file():
             raise InputError(f"{p}: no such file")
-        return import_fx(
+        model = import_fx(
             p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
         )
-    return _select_outputs(str(path), load_model(path), outputs)
+        if known is not None:
+            known.add(None)
+        return model
+    loaded = load_model_file(path, known.keys if known is not None else ())
+    if known is not None:
+        known.add(loaded)
+    return _select_outputs(str(path), loaded.model, outputs)
 
 
 def load_inputs(
@@ -177,7 +212,8 @@ def load_inputs(
                 f"{spec.path}: spec has pipeline stages {spec.pipeline_stages} but --pp {pipeline} was given"
             )
         pipeline = spec.pipeline_stages
-    seq = load_graph(seq_path, sequential=True, **extra)
+    known = _KnownGraphs()
+    seq = load_graph(seq_path, sequential=True, known=known, **extra)
     info = None
     if pipeline is not None and pipeline != 1:
         stages = split_stages([str(p) for p in rank_paths], pipeline)
@@ -199,11 +235,13 @@ def load_inputs(
                 info = PipelineInfo(stages, boundaries)
         rank_paths = names
     else:
-        ranks = [load_graph(p, sequential=False, **extra) for p in rank_paths]
+        ranks = [load_graph(p, sequential=False, known=known, **extra) for p in rank_paths]
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
     relations, notes = infer_input_relations(seq, ranks)
     if spec is not None:
         relations = apply_spec(relations, spec, seq, ranks)
+    same = known.same if len(known.same) == 1 + len(ranks) else []
+    canonical = _canonical_forms([seq, *ranks], same)
     return CheckInput(
         str(seq_path),
         [str(p) for p in rank_paths],
@@ -211,10 +249,28 @@ def load_inputs(
         ranks,
         relations,
         notes,
-        canonicalize(seq),
-        [canonicalize(m) for m in ranks],
+        canonical[0],
+        canonical[1:],
         info,
+        same,
     )
+
+
+def _canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> list[onnx.ModelProto]:
+    """:func:`canonicalize` each model; a model whose graph is stored like an earlier one's
+    reuses that one's rewrite: the model itself when the rewrite changed nothing, else a copy
+    with the rewritten graph."""
+    out: list[onnx.ModelProto] = []
+    unchanged: dict[int, bool] = {}
+    for i, model in enumerate(models):
+        j = same[i] if same else i
+        if j == i:
+            out.append(canonicalize(model))
+            continue
+        if j not in unchanged:
+            unchanged[j] = out[j].graph == models[j].graph
+        out.append(model if unchanged[j] else with_graph(model, out[j].graph))
+    return out
 
 
 def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTables:
@@ -286,7 +342,7 @@ def derive(
     note = "off"
     if memoize:
         t0 = time.perf_counter()
-        collapse = collapse_layers(seq, ranks, {r.seq_value: r.layout for r in inp.relations})
+        collapse = collapse_layers(seq, ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
         t_memo = time.perf_counter() - t0
         if collapse is None:
             note = "no run of identical layers"
@@ -302,6 +358,11 @@ def derive(
     deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
     deriv.memo = note
     return deriv
+
+
+def _same(inp: CheckInput) -> list[int] | None:
+    """``inp.same_graph`` when it is known."""
+    return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
 def _load_program_cached(paths: Sequence[Path]):
@@ -324,6 +385,8 @@ def _load_program_cached(paths: Sequence[Path]):
             return pickle.load(fh)
     except Exception:  # missing, stale format or unreadable: parse again
         pass
+    from analyzer.dl import load_program
+
     program = load_program(paths)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -348,12 +411,30 @@ def _relation_index(deriv: Derivation) -> tuple[dict, dict]:
     return holds, pieces
 
 
+def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> FactTables:
+    """The facts of each graph (seq first); a graph stored like an earlier one (``same``, see
+    :class:`CheckInput`), in a model with the same IR version, opsets and functions (what shape
+    inference reads besides the graph), gets a relabelled copy of that one's facts."""
+    facts = FactTables()
+    done: list[FactTables] = []
+    for i, model in enumerate(models):
+        name = graph_name(i - 1)
+        j = i if same is None else same[i]
+        if j != i and _inference_context(model) == _inference_context(models[j]):
+            done.append(done[j].with_graph(name))
+        else:
+            done.append(extract_graph_facts(model, name))
+        facts.extend(done[-1])
+    return facts
+
+
+def _inference_context(model: onnx.ModelProto) -> tuple:
+    return model.ir_version, list(model.opset_import), list(model.functions)
+
+
 def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage) -> Derivation:
     t0 = time.perf_counter()
-    facts = FactTables()
-    facts.extend(extract_graph_facts(seq, "seq"))
-    for r, model in enumerate(ranks):
-        facts.extend(extract_graph_facts(model, graph_name(r)))
+    facts = _graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
     read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
     facts.extend(_input_facts(inp, read))

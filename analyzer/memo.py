@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from analyzer.facts.extract import copy_fields, with_graph
 from analyzer.layout import Layout
 
 __all__ = ["Collapse", "LayerRun", "boundary_is_fixpoint", "collapse_layers", "layer_of"]
@@ -71,10 +72,18 @@ class Collapse:
 
 
 def _shapes(model: onnx.ModelProto) -> dict[str, tuple]:
+    """Value name -> dims (``dim_value``, else ``dim_param``); initializers over value infos.
+    Equal types serialize to equal bytes, so each distinct type is decoded once."""
     out: dict[str, tuple] = {}
-    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
-        dims = vi.type.tensor_type.shape.dim
-        out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims)
+    decoded: dict[bytes, tuple] = {}
+    for vi in (*model.graph.value_info, *model.graph.input, *model.graph.output):
+        t = vi.type
+        key = t.SerializeToString()
+        dims = decoded.get(key)
+        if dims is None:
+            shape = t.tensor_type.shape.dim
+            dims = decoded[key] = tuple(d.dim_value if d.HasField("dim_value") else d.dim_param for d in shape)
+        out[vi.name] = dims
     for init in model.graph.initializer:
         out[init.name] = tuple(init.dims)
     return out
@@ -89,36 +98,54 @@ def _value_digest(t: onnx.TensorProto) -> str:
 
 
 class _Graph:
-    """Per-graph index: layer of each node, producer of each value, layer fingerprints."""
+    """Per-graph index: the nodes as tuples (read from the protos once), the layer of each
+    node, the producer of each value, layer fingerprints; collapsing a run edits the tuples,
+    and :meth:`collapsed` builds the model that is left."""
 
     def __init__(self, model: onnx.ModelProto, relations: Mapping[str, Layout]) -> None:
         self.model = model
+        self.relations = relations
         g = model.graph
-        self.nodes = list(g.node)
-        self.layer = [layer_of(n) for n in self.nodes]
-        self.producer: dict[str, tuple[int, int]] = {}
-        for i, n in enumerate(self.nodes):
-            for pos, o in enumerate(n.output):
-                self.producer[o] = (i, pos)
-        self.members: dict[int, list[int]] = {}
-        for i, k in enumerate(self.layer):
-            if k is not None:
-                self.members.setdefault(k, []).append(i)
-        self.local = {i: j for k, idx in self.members.items() for j, i in enumerate(idx)}
-        # layers reading each value: a value made in one layer and read by several later
-        # ones (a scale or mask the exporter computed once) is shared, not a layer output
-        self.reader_layers: dict[str, set] = {}
-        for n, k in zip(self.nodes, self.layer):
-            for v in n.input:
-                self.reader_layers.setdefault(v, set()).add(k)
+        nodes = list(g.node)
+        self.position = list(range(len(nodes)))
+        self.layer = [layer_of(n) for n in nodes]
+        self.ins = [tuple(n.input) for n in nodes]
+        self.outs = [tuple(n.output) for n in nodes]
+        self.items = [(n.op_type, n.domain, _attrs_key(n)) for n in nodes]
         self.shapes = _shapes(model)
         self.consts = {
             i.name: _value_digest(i)
             for i in g.initializer
             if not i.data_location and len(i.raw_data) + 4 * len(i.float_data) + 8 * len(i.int64_data) <= 1 << 16
         }
-        self.boundary_values = {v.name for v in g.input} | {i.name for i in g.initializer}
-        self.relations = relations
+        self.graph_outputs = [o.name for o in g.output]
+        self._index()
+
+    def _index(self) -> None:
+        self.prints: dict[int, tuple] = {}
+        layer = self.layer
+        self.producer: dict[str, tuple[int, int]] = {}
+        for i, outs in enumerate(self.outs):
+            for pos, o in enumerate(outs):
+                self.producer[o] = (i, pos)
+        self.members: dict[int, list[int]] = {}
+        for i, k in enumerate(layer):
+            if k is not None:
+                self.members.setdefault(k, []).append(i)
+        self.local = {i: j for k, idx in self.members.items() for j, i in enumerate(idx)}
+        # reads of a value made by a node of another layer (or of none), in node order
+        get = self.producer.get
+        self.cross = [
+            (i, v, p)
+            for i, ins in enumerate(self.ins)
+            for v in ins
+            if (p := get(v)) is not None and layer[p[0]] != layer[i]
+        ]
+        # layers reading each such value: a value made in one layer and read by several later
+        # ones (a scale or mask the exporter computed once) is shared, not a layer output
+        self.foreign: dict[str, set] = {}
+        for i, v, _ in self.cross:
+            self.foreign.setdefault(v, set()).add(layer[i])
 
     def _weight_key(self, name: str, k: int) -> str:
         return re.sub(rf"(?<=[./]){k}(?=[./])", "#", name)
@@ -131,8 +158,8 @@ class _Graph:
             owner = self.layer[i]
             if owner == k:
                 return ("L", self.local[i], pos)
-            chained = self.reader_layers.get(value, set()) <= {owner, owner + 1 if owner is not None else None}
-            if owner == k - 1 and chained:  # counted from the end: the first layer may have extra nodes in front
+            if owner == k - 1 and self.foreign.get(value, set()) <= {owner + 1}:
+                # counted from the end: the first layer may have extra nodes in front
                 return ("P", self.local[i] - len(self.members[owner]), pos)
             return ("X", value)
         if value in self.consts and f".{k}." not in value:
@@ -140,41 +167,68 @@ class _Graph:
         lay = self.relations.get(value)
         return ("W", self._weight_key(value, k), self.shapes.get(value), str(lay) if lay else None)
 
-    def fingerprint(self, k: int) -> str:
-        h = hashlib.blake2b(digest_size=16)
+    def fingerprint(self, k: int) -> tuple:
+        """Layer k's structure: per node op type, domain, attributes, where each input comes
+        from (:meth:`input_key`) and the output shapes (equal tuples for identical layers)."""
+        if k not in self.prints:
+            self.prints[k] = self._fingerprint(k)
+        return self.prints[k]
+
+    def _fingerprint(self, k: int) -> tuple:
+        producer, layer, local, shapes, key = self.producer, self.layer, self.local, self.shapes, self.input_key
+        items = []
         for i in self.members.get(k, []):
-            n = self.nodes[i]
-            attrs = sorted((a.name, a.SerializeToString()) for a in n.attribute)
-            item = (
-                n.op_type,
-                n.domain,
-                attrs,
-                [self.input_key(v, k) for v in n.input],
-                [self.shapes.get(o) for o in n.output],
-            )
-            h.update(repr(item).encode())
-        return h.hexdigest()
+            ins = []
+            for v in self.ins[i]:
+                p = producer.get(v) if v else None
+                ins.append(("L", local[p[0]], p[1]) if p is not None and layer[p[0]] == k else key(v, k))
+            items.append((*self.items[i], tuple(ins), tuple([shapes.get(o) for o in self.outs[i]])))
+        return tuple(items)
 
     def outputs_read_from(self, k: int) -> list[tuple[str, tuple[int, int]]]:
         """Values of layer k read outside it: (value, (local index, pos))."""
-        out = []
-        mine = set(self.members.get(k, []))
-        for i, n in enumerate(self.nodes):
-            if i in mine:
-                continue
-            for v in n.input:
-                p = self.producer.get(v)
-                if p is not None and p[0] in mine:
-                    out.append((v, (self.local[p[0]], p[1])))
-        for o in self.model.graph.output:
-            p = self.producer.get(o.name)
-            if p is not None and p[0] in mine:
-                out.append((o.name, (self.local[p[0]], p[1])))
+        local, layer, producer = self.local, self.layer, self.producer
+        out = [(v, (local[j], pos)) for _, v, (j, pos) in self.cross if layer[j] == k]
+        for o in self.graph_outputs:
+            p = producer.get(o)
+            if p is not None and layer[p[0]] == k:
+                out.append((o, (local[p[0]], p[1])))
         return out
 
     def value_at(self, k: int, slot: tuple[int, int]) -> str:
         i = self.members[k][slot[0]]
-        return self.nodes[i].output[slot[1]]
+        return self.outs[i][slot[1]]
+
+    def keep(self, kept: list[int], rename: Mapping[str, str]) -> None:
+        """Keep only the nodes at the indices ``kept``, reading ``rename[v]`` for each v."""
+        self.position = [self.position[i] for i in kept]
+        self.layer = [self.layer[i] for i in kept]
+        self.ins = [tuple(rename.get(v, v) for v in self.ins[i]) for i in kept]
+        self.outs = [self.outs[i] for i in kept]
+        self.items = [self.items[i] for i in kept]
+        self._index()
+
+    def collapsed(self) -> onnx.ModelProto:
+        """The model with only the kept nodes (inputs renamed), and only the value infos,
+        initializers and graph inputs that they read or write."""
+        g = self.model.graph
+        out = onnx.ModelProto()
+        copy_fields(self.model, out, {"graph"})
+        copy_fields(g, out.graph, {"node", "value_info", "initializer", "input"})
+        for p, ins in zip(self.position, self.ins):
+            node = out.graph.node.add()
+            node.CopyFrom(g.node[p])
+            if tuple(node.input) != ins:
+                node.input[:] = ins
+        used = {o for outs in self.outs for o in outs} | {v for ins in self.ins for v in ins} | set(self.graph_outputs)
+        for name in ("value_info", "initializer", "input"):
+            getattr(out.graph, name).extend(x for x in getattr(g, name) if x.name in used)
+        return out
+
+
+def _attrs_key(node: onnx.NodeProto) -> tuple[bytes, ...]:
+    """A node's attributes, equal for equal sets of attributes (sorted serialized bytes)."""
+    return tuple(sorted(a.SerializeToString() for a in node.attribute)) if node.attribute else ()
 
 
 def _runs(graphs: Sequence[_Graph]) -> list[tuple[int, int]]:
@@ -193,7 +247,7 @@ def _runs(graphs: Sequence[_Graph]) -> list[tuple[int, int]]:
 
 
 def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
-    """Remove layers first+1..last of g (in place); rewire readers of layer last to layer first.
+    """Remove layers first+1..last of g; rewire readers of layer last to layer first.
 
     Returns the boundary pairs (value of layer `first` at a slot read by the next layer,
     value of layer `first-1` at the matching slot read by layer `first`).
@@ -201,39 +255,22 @@ def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
     rename = {v: g.value_at(first, slot) for v, slot in g.outputs_read_from(last)}
     boundary = []
     for i in g.members[first + 1]:
-        for v in g.nodes[i].input:
+        for v in g.ins[i]:
             key = g.input_key(v, first + 1)
             if key[0] == "P":
                 prev = g.value_at(first - 1, key[1:]) if first - 1 in g.members else None
                 if prev is not None:
                     boundary.append((v, prev))
     drop = {i for k in range(first + 1, last + 1) for i in g.members[k]}
-    kept = [n for i, n in enumerate(g.nodes) if i not in drop]
-    for n in kept:
-        for pos, v in enumerate(n.input):
-            if v in rename:
-                n.input[pos] = rename[v]
-    del g.model.graph.node[:]
-    g.model.graph.node.extend(kept)
-    _prune(g.model)
+    g.keep([i for i in range(len(g.ins)) if i not in drop], rename)
     return sorted(set(boundary))
 
 
-def _prune(model: onnx.ModelProto) -> None:
-    """Drop value_info, initializers and graph inputs that no remaining node reads."""
-    g = model.graph
-    used = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output}
-    used |= {o.name for o in g.output}
-    for field_name in ("value_info", "initializer", "input"):
-        items = getattr(g, field_name)
-        keep = [x for x in items if x.name in used]
-        if len(keep) != len(items):
-            del items[:]
-            items.extend(keep)
-
-
 def collapse_layers(
-    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], relations: Mapping[str, Layout]
+    seq: onnx.ModelProto,
+    ranks: Sequence[onnx.ModelProto],
+    relations: Mapping[str, Layout],
+    same: Sequence[int] | None = None,
 ) -> Collapse | None:
     """Collapse runs of identical layers in copies of the graphs.
 
@@ -241,32 +278,36 @@ def collapse_layers(
         seq: the sequential model (canonical form).
         ranks: the rank models (canonical form).
         relations: input relations by seq value name (part of each weight's fingerprint).
+        same: for each model (seq first), the index of an earlier model with the same graph
+            (its own index when none): its index, fingerprints and collapse are reused.
 
     Returns:
         A :class:`Collapse`, or None when no run of at least 2 identical layers exists.
     """
-    copies = []
-    for m in (seq, *ranks):
-        c = onnx.ModelProto()
-        c.CopyFrom(m)
-        copies.append(c)
-    graphs = [_Graph(m, relations) for m in copies]
+    models = (seq, *ranks)
+    graphs: list[_Graph] = []
+    for i, model in enumerate(models):
+        graphs.append(graphs[same[i]] if same is not None and same[i] != i else _Graph(model, relations))
+    unique = list({id(g): g for g in graphs}.values())
     found = _runs(graphs)
     if not found:
         return None
     runs = []
     for first, last in reversed(found):  # from the back, so layer indices stay valid
-        graph_outputs = [{o.name for o in g.model.graph.output} for g in graphs]
-        if any(v in outs for g, outs in zip(graphs, graph_outputs) for v, _ in g.outputs_read_from(last)):
+        if any(v in g.graph_outputs for g in unique for v, _ in g.outputs_read_from(last)):
             continue  # a graph output comes straight out of the run: keep its names
-        run = LayerRun(first, last)
-        for g in graphs:
-            run.boundary.append(_collapse_graph(g, first, last))
-            g.__init__(g.model, relations)
-        runs.append(run)
+        boundary = {id(g): _collapse_graph(g, first, last) for g in unique}
+        runs.append(LayerRun(first, last, [boundary[id(g)] for g in graphs]))
     if not runs:
         return None
     total = len(graphs[0].members) + sum(r.last - r.first for r in runs)
+    built: dict[int, onnx.ModelProto] = {}
+    copies = []
+    for g, model in zip(graphs, models):
+        if id(g) in built:
+            copies.append(with_graph(model, built[id(g)].graph))
+        else:
+            copies.append(built.setdefault(id(g), g.collapsed()))
     return Collapse(copies[0], copies[1:], list(reversed(runs)), total)
 
 

@@ -97,3 +97,96 @@ def test_real_export_has_scopes_and_sources():
     assert "model.layers.1.mlp.down_proj" in scopes
     files = {r["file"] for r in facts.rows("Node_Source")}
     assert any(f.endswith("modeling_llama.py") for f in files)
+
+
+MARKER = "MARKERMARKER"
+
+
+def _set_marker_attribute_name(m: onnx.ModelProto) -> None:
+    m.graph.node[1].attribute.append(onnx.helper.make_attribute(MARKER, 1))
+
+
+def _set_marker_function(m: onnx.ModelProto) -> None:
+    m.functions.add(name="f", domain="d").node.add(op_type=MARKER)
+
+
+def _set_marker_graph_name(m: onnx.ModelProto) -> None:
+    m.graph.name = MARKER
+
+
+def _nul_in_subgraph_tensor(m: onnx.ModelProto) -> None:
+    tensor = onnx.helper.make_tensor("n\x00", onnx.TensorProto.FLOAT, [1], [1.0])
+    m.graph.node[0].attribute.append(onnx.helper.make_attribute("t", tensor))
+
+
+def _nul_in_opset_domain(m: onnx.ModelProto) -> None:
+    m.opset_import.add(domain="a\x00b", version=1)
+
+
+def _nul_in_value_info(m: onnx.ModelProto) -> None:
+    m.graph.value_info.add().name = "v\x00"
+
+
+def _negative_dim(m: onnx.ModelProto) -> None:
+    m.graph.value_info[0].type.tensor_type.shape.dim[0].dim_value = -3
+
+
+def _huge_dim(m: onnx.ModelProto) -> None:
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 2**40
+
+
+@pytest.mark.parametrize(
+    "mutate, raw",
+    [
+        (_set_marker_attribute_name, b"\xff\xfe"),
+        (_set_marker_function, b"\xc3\x28"),
+        (_set_marker_graph_name, b"\xed\xa0\x80"),
+        (_nul_in_subgraph_tensor, None),
+        (_nul_in_opset_domain, None),
+        (_nul_in_value_info, None),
+        (_negative_dim, None),
+        (_huge_dim, None),
+    ],
+)
+def test_checks_in_protobuf_agree_with_the_field_walk(tmp_path, mutate, raw):
+    """load_model proves a file clean inside protobuf's parser and walks the fields only to
+    name what is wrong: the message is the walk's (``_malformed`` without the file's bytes)."""
+    from analyzer.facts.extract import _malformed
+
+    model = load_model(EXAMPLES / "llama_tp2" / "rank0.onnx")
+    mutate(model)
+    data = model.SerializeToString()
+    if raw is not None:
+        data = data.replace(MARKER.encode(), raw + b"_" * (len(MARKER) - len(raw)))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    expected = _malformed(onnx.load(str(path), load_external_data=False))
+    assert expected
+    with pytest.raises(InputError) as err:
+        load_model(path)
+    assert str(err.value) == f"{path}: malformed ONNX model: {expected}"
+
+
+def test_clean_files_are_proved_clean_inside_protobuf():
+    from analyzer.facts.extract import _maybe_bad_dims, _maybe_bad_strings
+
+    for path in sorted(EXAMPLES.glob("*/*.onnx")):
+        data = path.read_bytes()
+        assert not _maybe_bad_strings(data) and not _maybe_bad_dims(data), path
+
+
+def test_identical_graphs_are_checked_once_but_every_file_is(tmp_path):
+    from analyzer.driver import load_inputs
+
+    seq = EXAMPLES / "llama_tp2" / "seq.onnx"
+    rank = load_model(EXAMPLES / "llama_tp2" / "rank0.onnx")
+    (tmp_path / "a.onnx").write_bytes(rank.SerializeToString())
+    rank.producer_name = MARKER
+    (tmp_path / "b.onnx").write_bytes(rank.SerializeToString().replace(MARKER.encode(), b"\xff" * len(MARKER)))
+    rank.producer_name = "another exporter"
+    (tmp_path / "c.onnx").write_bytes(rank.SerializeToString())
+    inp = load_inputs(seq, [tmp_path / "a.onnx", tmp_path / "c.onnx"])
+    assert inp.same_graph == [0, 1, 1]
+    assert inp.canonical_ranks[1].producer_name == "another exporter"
+    with pytest.raises(InputError, match=r"b\.onnx: malformed ONNX model: model\.producer_name is not UTF-8"):
+        load_inputs(seq, [tmp_path / "a.onnx", tmp_path / "b.onnx"])

@@ -4,7 +4,9 @@
 ``docs/datalog_subset.md`` for the subset); ``read_decls`` is how the rest of the project
 learns relation names and column order from ``schemas/*.dl``; the ``*_facts_dir`` helpers
 read and write Soufflé's tab-separated fact files. Engines live in :mod:`analyzer.engines`;
-golden-case testing of rules is in :mod:`analyzer.dl.golden`.
+golden-case testing of rules is in :mod:`analyzer.dl.golden`. The parser (and lark) is
+imported on first use of one of its functions: a check whose program comes from the cache
+never needs it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from analyzer.dl.facts_io import (
     write_facts_dir,
     write_relation_file,
 )
-from analyzer.dl.parser import load_program, parse_string, read_decls
 from analyzer.dl.printer import to_souffle
 from analyzer.dl.strata import strata
 from analyzer.dl.syntax import (
@@ -63,3 +64,13 @@ __all__ = [
     "write_facts_dir",
     "write_relation_file",
 ]
+
+_PARSER_NAMES = frozenset({"load_program", "parse_string", "read_decls"})
+
+
+def __getattr__(name: str):
+    if name in _PARSER_NAMES:
+        from analyzer.dl import parser
+
+        return getattr(parser, name)
+    raise AttributeError(f"module 'analyzer.dl' has no attribute {name!r}")

@@ -35,6 +35,7 @@ one model, which is read.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from analyzer.dl import functors
@@ -334,15 +335,45 @@ class ClingoEngine(Engine):
         return finish_outputs(program, _read_symbols(program, symbols))
 
 
+_ARG = re.compile(r'"((?:[^"\\]|\\.)*)"|(-?\d+)')
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _unquote(text: str) -> str:
+    """The string a clingo string literal's body stands for (clingo escapes only ``\\``,
+    ``"`` and newline)."""
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+def _values(text: str, decl: Decl) -> tuple | None:
+    """The arguments of a symbol from its text ``name(args)``, or None when they do not
+    read as ``decl``'s columns."""
+    tokens = _ARG.findall(text.partition("(")[2][:-1])
+    if len(tokens) != decl.arity:
+        return None
+    out = []
+    for (string, number), kind in zip(tokens, decl.base_types):
+        if (kind == "number") != (number != ""):
+            return None
+        out.append(int(number) if number else _unquote(string))
+    return tuple(out)
+
+
 def _read_symbols(program: Program, symbols: Iterable[object]) -> dict[str, list[tuple]]:
+    """Rows by relation, read from each symbol's text (one call into clingo per symbol
+    instead of one per argument)."""
     by_pred = {predicate_name(name): program.decls[name] for name in program.outputs}
     rows: dict[str, list[tuple]] = {name: [] for name in program.outputs}
     for sym in symbols:
-        decl = by_pred.get(sym.name)  # type: ignore[attr-defined]
+        text = str(sym)
+        decl = by_pred.get(text.partition("(")[0])
         if decl is None:
             continue
-        args = sym.arguments  # type: ignore[attr-defined]
-        rows[decl.name].append(
-            tuple(a.number if kind == "number" else a.string for a, kind in zip(args, decl.base_types))
-        )
+        values = _values(text, decl)
+        if values is None:
+            args = sym.arguments  # type: ignore[attr-defined]
+            values = tuple(a.number if kind == "number" else a.string for a, kind in zip(args, decl.base_types))
+        rows[decl.name].append(values)
     return rows

@@ -40,15 +40,25 @@ __all__ = ["canonicalize"]
 
 
 def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Static shapes by value name (initializers over value infos). Equal types serialize to
+    equal bytes, so each distinct type is decoded once (the lists are shared: read only)."""
     out: dict[str, list[int]] = {}
     g = model.graph
+    static: dict[bytes, list[int] | None] = {}
     for vi in list(g.value_info) + list(g.input) + list(g.output):
-        dims = vi.type.tensor_type.shape.dim
-        if vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
-            out[vi.name] = [d.dim_value for d in dims]
+        key = vi.type.SerializeToString()
+        if key not in static:
+            static[key] = _static_dims(vi.type.tensor_type)
+        if static[key] is not None:
+            out[vi.name] = static[key]
     for init in g.initializer:
         out[init.name] = list(init.dims)
     return out
+
+
+def _static_dims(t: onnx.TypeProto.Tensor) -> list[int] | None:
+    dims = t.shape.dim
+    return [d.dim_value for d in dims] if t.HasField("shape") and all(d.HasField("dim_value") for d in dims) else None
 
 
 def _is_op(node: onnx.NodeProto, op: str) -> bool:
@@ -56,6 +66,7 @@ def _is_op(node: onnx.NodeProto, op: str) -> bool:
 
 
 _SHAPE_KEEPING = ("Reshape", "Expand", "Cast")  # Slice too, when its steps are all 1
+_NOOP_CANDIDATES = frozenset({"Identity", "Slice", *_SHAPE_KEEPING})
 
 
 def _dtypes(model: onnx.ModelProto) -> dict[str, int]:
@@ -66,7 +77,7 @@ def _dtypes(model: onnx.ModelProto) -> dict[str, int]:
 
 
 def _is_noop(node: onnx.NodeProto, shapes: dict, dtypes: dict, ones: set[str]) -> bool:
-    if len(node.output) != 1 or not node.input:
+    if node.op_type not in _NOOP_CANDIDATES or len(node.output) != 1 or not node.input:
         return False
     if _is_op(node, "Identity"):
         return True
@@ -117,9 +128,10 @@ def _drop_noops(model: onnx.ModelProto) -> int:
     alias: dict[str, str] = {}
     kept = []
     for node in g.node:
-        for i, name in enumerate(node.input):
-            if name in alias:
-                node.input[i] = alias[name]
+        if alias and not alias.keys().isdisjoint(node.input):
+            for i, name in enumerate(node.input):
+                if name in alias:
+                    node.input[i] = alias[name]
         if _is_noop(node, shapes, dtypes, ones) and node.output[0] not in outputs:
             alias[node.output[0]] = node.input[0]
         else:

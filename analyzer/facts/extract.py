@@ -11,19 +11,32 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from onnx import numpy_helper
 
 from analyzer.errors import InputError
+from analyzer.facts.shadow import NAME_FIELDS, graph_bytes_schema, names_schema, utf8_schema, value_dims_schema
 from analyzer.facts.source import parse_source
 
-__all__ = ["FactTables", "extract_graph_facts", "load_model", "SMALL_INT_CONST", "SMALL_CONST"]
+__all__ = [
+    "FactTables",
+    "ModelFile",
+    "extract_graph_facts",
+    "load_model",
+    "load_model_file",
+    "SMALL_INT_CONST",
+    "SMALL_CONST",
+]
 
 SMALL_INT_CONST = 64
 SMALL_CONST = 4096
@@ -55,6 +68,13 @@ class FactTables:
         for rel, rows in other._rows.items():
             self._rows[rel].extend(rows)
 
+    def with_graph(self, g: str) -> FactTables:
+        """A copy of the tables of one graph (:func:`extract_graph_facts`) as graph ``g``'s."""
+        out = FactTables()
+        for rel, rows in self._rows.items():
+            out._rows[rel] = [{**row, "g": g} for row in rows]
+        return out
+
     def relations(self) -> list[str]:
         """Names of the non-empty tables."""
         return sorted(r for r, rows in self._rows.items() if rows)
@@ -82,6 +102,16 @@ class FactTables:
         return out
 
 
+class ModelFile(NamedTuple):
+    """A loaded model; its graph as stored in the file (each occurrence of the ``graph``
+    field's bytes; None for a text-format file): equal keys, equal graphs; and the index of
+    the key in ``checked`` that equals it (see :func:`load_model_file`), or None."""
+
+    model: onnx.ModelProto
+    graph_key: list[bytes] | None
+    same_as: int | None = None
+
+
 def load_model(path: str | Path) -> onnx.ModelProto:
     """Load an ONNX model without reading external weight data.
 
@@ -90,25 +120,74 @@ def load_model(path: str | Path) -> onnx.ModelProto:
             not UTF-8, a NUL character in a name, an initializer whose data does not fit its
             type and shape).
     """
+    return load_model_file(path).model
+
+
+def load_model_file(path: str | Path, checked: Sequence[list[bytes]] = ()) -> ModelFile:
+    """:func:`load_model`, with the graph's stored bytes. A graph stored exactly as one of
+    ``checked`` (keys of models loaded before) is not checked again: only what is outside it.
+
+    Raises:
+        InputError: as :func:`load_model`.
+    """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such file")
     try:
-        model = onnx.load(str(p), load_external_data=False)
+        model, wire = _read_model(p)
     except Exception as exc:  # protobuf raises DecodeError, RuntimeError, ... for non-ONNX bytes
         raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
     if not model.graph.node and not model.graph.output:
         raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
-    problem = _malformed(model)
+    key = _graph_key(wire)
+    same = next((i for i, k in enumerate(checked) if k == key), None) if key is not None else None
+    problem = _malformed(model, wire, graph_checked=same is not None)
     if problem:
         raise InputError(f"{p}: malformed ONNX model: {problem}")
-    return model
+    return ModelFile(model, key, same)
 
 
-_NAME_FIELDS = frozenset({"name", "op_type", "domain", "input", "output"})
+def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes | None]:
+    """The model in ``p`` as ``onnx.load(p, load_external_data=False)`` reads it (format from
+    the file extension), and the file's bytes when they are the protobuf wire format."""
+    fmt = onnx.serialization.registry.get_format_from_file_extension(os.path.splitext(str(p))[1]) or "protobuf"
+    data = p.read_bytes()
+    model = onnx.load_model_from_string(data, format=fmt)
+    return model, data if fmt == "protobuf" else None
 
 
-def _is_repeated(field: FieldDescriptor) -> bool:
+def _graph_key(wire: bytes | None) -> list[bytes] | None:
+    if wire is None:
+        return None
+    try:
+        return list(graph_bytes_schema().FromString(wire).graph)
+    except Exception:  # bytes that only onnx's own parser accepts: no key
+        return None
+
+
+def copy_fields(src: Message, dst: Message, skip: Container[str]) -> None:
+    """Copy every set field of ``src`` but those named in ``skip`` into ``dst``."""
+    for fd, value in src.ListFields():
+        if fd.name in skip:
+            continue
+        if is_repeated(fd):
+            getattr(dst, fd.name).extend(value)
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+            getattr(dst, fd.name).CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
+
+
+def with_graph(model: onnx.ModelProto, graph: onnx.GraphProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose graph is a copy of ``graph`` (``model``'s is not copied)."""
+    out = onnx.ModelProto()
+    copy_fields(model, out, {"graph"})
+    out.graph.CopyFrom(graph)
+    return out
+
+
+def is_repeated(field: FieldDescriptor) -> bool:
+    """Whether a message field is repeated."""
     if hasattr(field, "is_repeated"):  # protobuf >= 6 dropped FieldDescriptor.label
         return bool(field.is_repeated)
     return field.label == FieldDescriptor.LABEL_REPEATED
@@ -122,7 +201,7 @@ def _bad_strings(msg, where: str) -> str | None:
     """
     for field, value in msg.ListFields():
         label = f"{where}.{field.name}"
-        repeated = _is_repeated(field)
+        repeated = is_repeated(field)
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             for i, sub in enumerate(value if repeated else [value]):
                 found = _bad_strings(sub, f"{label}[{i}]" if repeated else label)
@@ -132,7 +211,7 @@ def _bad_strings(msg, where: str) -> str | None:
             for text in value if repeated else [value]:
                 if isinstance(text, bytes):
                     return f"{label} is not UTF-8 text"
-                if "\x00" in text and field.name in _NAME_FIELDS:
+                if "\x00" in text and field.name in NAME_FIELDS:
                     return f"{label} {text[:60]!r} contains a NUL character"
     return None
 
@@ -159,23 +238,67 @@ def _bad_tensor(t: onnx.TensorProto, what: str) -> str | None:
     return None
 
 
-def _malformed(model: onnx.ModelProto) -> str | None:
-    """What makes ``model`` unreadable for the analyzer, or None."""
-    found = _bad_strings(model, "model")
-    if found:
-        return found
-    g = model.graph
+def _maybe_bad_strings(wire: bytes | None, graph: bool = True) -> bool:
+    """False when the file's bytes certainly hold only UTF-8 text and no name with a NUL (not
+    looking into the graph when ``graph`` is False): they parse with the proto3 schema, and
+    the names' text format has no ``\\000``."""
+    if wire is None:
+        return True
+    try:
+        utf8_schema(graph).FromString(wire)
+        names = names_schema(graph).FromString(wire)
+    except Exception:  # DecodeError: text that is not UTF-8 (or bytes only onnx's parser takes)
+        return True
+    names.DiscardUnknownFields()
+    return "\\000" in str(names)
+
+
+_LONG_VARINT = re.compile(rb"[\x80-\xff]{4}")
+
+
+def _maybe_bad_dims(wire: bytes | None) -> bool:
+    """False when no ``dim_value`` of a graph input, output or value_info is negative or over
+    2**31-1: in the shadow holding only them, no varint is 5 bytes long or more."""
+    if wire is None:
+        return True
+    try:
+        dims = value_dims_schema().FromString(wire)
+    except Exception:
+        return True
+    dims.DiscardUnknownFields()
+    return _LONG_VARINT.search(dims.SerializeToString()) is not None
+
+
+def _bad_value_dims(g: onnx.GraphProto) -> str | None:
     for vi in [*g.input, *g.output, *g.value_info]:
         dims = [d.dim_value for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value")]
         if any(d < 0 for d in dims):  # unknown sizes are dim_param or no value, never negative
             return f"value {vi.name!r} has a negative dimension {dims}"
         if any(d > INT32_MAX for d in dims):  # the engines' integers are 32-bit
             return f"value {vi.name!r} has a dimension over 2**31-1 {dims}"
-    for init in model.graph.initializer:
+    return None
+
+
+def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked: bool = False) -> str | None:
+    """What makes ``model`` unreadable for the analyzer, or None.
+
+    ``wire`` (the file's bytes) lets protobuf's C parser prove the string and shape checks
+    clean (:mod:`analyzer.facts.shadow`); the Python walks, which name the field at fault,
+    run only when it cannot. ``graph_checked``: the graph is known to be fine, only the rest
+    of the model is checked.
+    """
+    found = _bad_strings(model, "model") if _maybe_bad_strings(wire, not graph_checked) else None
+    if found or graph_checked:
+        return found
+    g = model.graph
+    found = _bad_value_dims(g) if _maybe_bad_dims(wire) else None
+    if found:
+        return found
+    for init in g.initializer:
         found = _bad_tensor(init, f"initializer {init.name!r}")
         if found:
             return found
-    for node in model.graph.node:
+    for node in g.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             for attr in node.attribute:
                 if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
