@@ -239,7 +239,8 @@ def _entangle(data: Path, repeat: int, out_path: Path) -> None:
         "child processes,",
         "wall = the whole `shardlog check` (interpreter start, imports, importing the dumps, rules, report);",
         "check = inside `check()` only. GraphGuard's times are the published ones (16-core AMD EPYC 7302P);",
-        "ratio = GraphGuard / our wall.",
+        "ratio = GraphGuard / our wall. The issue's target is at least 100x on every case; where the",
+        "ratio is lower, the table says so.",
         "",
         "| case | ranks | nodes/rank (ONNX) | verdict | wall s | check s | engine s | GraphGuard s | ratio |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -251,7 +252,7 @@ def _entangle(data: Path, repeat: int, out_path: Path) -> None:
         runs = [_run_child(data / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec) for _ in range(repeat)]
         out, wall, _ = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
         gg = cfg.get("graphguard_seconds")
-        ratio = f"{gg / wall:.0f}x" if gg else "-"
+        ratio = (f"{gg / wall:.0f}x" + ("" if gg / wall >= 100 else " (below 100x)")) if gg else "-"
         lines.append(
             f"| {case.parent.name} | {len(ranks)} | {out['nodes']} | {out['verdict']} | {wall:.2f} | "
             f"{out['check']:.2f} | {out['engine']:.2f} | {gg if gg else '-'} | {ratio} |"
