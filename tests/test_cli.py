@@ -164,3 +164,27 @@ def test_bad_user_rule_file(tmp_path):
     (tmp_path / "bad.dl").write_text("OutLayout(n) :- Nope(n).\n")
     text = _one_line_error(*_run(["check", *_files(), "--rules", str(tmp_path)]))
     assert "bad.dl" in text
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("outputs: [5]\n", "selects output 5 but the graph has 1 outputs"),
+        ("outputs: first\n", "outputs must be a non-empty list of output positions"),
+        ("constants: {_tensor_constant0: zero}\n", "constants must map constant names to numbers"),
+        ("groups: {'1': 0}\n", "groups must map process-group names to rank counts"),
+        ("mesh: {tp: 2}\n", "unknown key 'mesh'"),
+    ],
+)
+def test_bad_spec_keys_are_one_line_errors(tmp_path, body, expected):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(body)
+    text = _one_line_error(*_run(["check", *_files(), "--relations", str(spec)]))
+    assert expected in text
+
+
+def test_spec_outputs_selects_the_outputs_to_check(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("outputs: [0]\n")
+    code, out, _ = _run(["check", *_files(), "--relations", str(spec)])
+    assert code == 0 and "logits = Replicate" in out
