@@ -17,7 +17,9 @@ Rewrites:
   the backward one.
 - *flattened linear*: ``y = Reshape(MatMul(Reshape(x, [P, K]), W[K, N]), Y)`` with
   ``Y = [..., N]`` and ``prod(Y[:-1]) == P`` becomes ``y = MatMul(Reshape(x, Y[:-1] + [K]), W)``
-  (the reshape is dropped when ``x`` already has that shape). torch decomposes ``aten.linear``
+  (the reshape is dropped when ``x`` already has that shape; with no view back, the product
+  read flat, the result takes x's leading axes and the flat product becomes a view of it).
+  torch decomposes ``aten.linear``
   on a 3-D input into ``view -> mm -> view`` on one side and into one ``matmul`` on the other
   (e.g. a DTensor row-parallel linear), and the exporter's optimizer may fold the first view
   into a preceding reshape.
@@ -164,12 +166,24 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
         v, w = mm.input
         u = mm.output[0]
         i1, i2 = producer.get(v), consumer.get(u)
-        if i1 is None or i2 is None or i1 == i2 or {i1, i2, j} & (drop | set(replace)):
+        if i1 is None or i1 == i2 or {i1, i2, j} & (drop | set(replace)):
             continue
-        r1, r2 = nodes[i1], nodes[i2]
-        if not _is_op(r1, "Reshape") or not _is_op(r2, "Reshape") or not r1.input or len(r2.output) != 1:
+        r1 = nodes[i1]
+        if not _is_op(r1, "Reshape") or not r1.input:
             continue
-        x, y = r1.input[0], r2.output[0]
+        x = r1.input[0]
+        if i2 is None:  # no view back: the product is read flat; give the rows x's leading axes
+            sx, sv, sw = shapes.get(x), shapes.get(v), shapes.get(w)
+            if None in (sx, sv, sw) or len(sx) < 3 or len(sv) != 2 or len(sw) != 2 or sx[-1] != sv[1]:
+                continue
+            y = f"{u}::canonical_rows"
+            shapes[y] = [*sx[:-1], sw[1]]
+            g.value_info.append(helper.make_tensor_value_info(y, dtypes.get(u) or onnx.TensorProto.FLOAT, shapes[y]))
+        else:
+            r2 = nodes[i2]
+            if len(r2.output) != 1:
+                continue
+            y = r2.output[0]
         sv, sw, su, sy, sx = (shapes.get(k) for k in (v, w, u, y, x))
         if None in (sv, sw, su, sy, sx) or len(sv) != 2 or len(sw) != 2 or len(su) != 2 or len(sy) < 2:
             continue
@@ -193,7 +207,7 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
         new_mm = helper.make_node("MatMul", [new_in, w], [y], name=mm.name)
         new_mm.metadata_props.extend(mm.metadata_props)
         new_nodes.append(new_mm)
-        if uses[u] > 1:  # other readers of the 2-D product get it back as a view of y
+        if uses[u] > 1 or i2 is None:  # other readers of the 2-D product get it back as a view of y
             const = f"{u}::canonical_shape"
             g.initializer.append(numpy_helper.from_array(np.array(su, dtype=np.int64), const))
             flat = helper.make_node("Reshape", [y, const], [u], name=f"{mm.name}::canonical_flat")
@@ -201,7 +215,8 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             new_nodes.append(flat)
         # at the MatMul's place: x and w are defined before it, y's readers come after it
         replace[j] = new_nodes
-        drop.add(i2)
+        if i2 is not None:
+            drop.add(i2)
         if uses[v] == 1:  # the flattened input has other readers: its reshape stays
             drop.add(i1)
     if not replace:
