@@ -550,24 +550,31 @@ def _trim_metadata(proto):
                 e.key, e.value = m.key, m.value
 
 
-def export_onnx(gm, ids, names, *, rank, world_size, meta):
-    import onnx
+def torch_export(gm, args, world_size, input_names=("input_ids",), output_names=("logits",)):
+    """``torch.onnx.export(dynamo=True)`` of a traced GraphModule with the collectives mapped to
+    ``com.microsoft`` ops (shared by every producer in scripts/); returns the ONNXProgram."""
     import torch
 
     _WORLD["n"] = world_size
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")
-        prog = torch.onnx.export(
+        return torch.onnx.export(
             gm,
-            (ids,),
+            tuple(args),
             dynamo=True,
             custom_translation_table=translation_table(),
             opset_version=OPSET,
-            input_names=["input_ids"],
-            output_names=["logits"],
+            input_names=list(input_names),
+            output_names=list(output_names),
             optimize=False,
             verbose=False,
         )
+
+
+def export_onnx(gm, ids, names, *, rank, world_size, meta):
+    import onnx
+
+    prog = torch_export(gm, (ids,), world_size)
     proto = prog.model_proto
     _rename_values(proto.graph, names)
     weight_names = set(names.values())

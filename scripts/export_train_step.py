@@ -34,7 +34,6 @@ Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes exam
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import warnings
 from pathlib import Path
@@ -178,16 +177,7 @@ class _WithoutScalars:
 
 def export_step(gm, inputs, input_names, output_names, names, *, rank, world_size, meta):
     """Like export_hf_tp.export_onnx, for a step's several inputs and outputs."""
-    import torch
-
-    hf._WORLD["n"] = world_size
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        prog = torch.onnx.export(
-            gm, tuple(inputs), dynamo=True, custom_translation_table=hf.translation_table(),
-            opset_version=hf.OPSET, input_names=input_names, output_names=output_names,
-            optimize=False, verbose=False,
-        )
+    prog = hf.torch_export(gm, inputs, world_size, input_names, output_names)
     proto = prog.model_proto
     hf._rename_values(proto.graph, names)
     proto = hf._optimize_keeping_weights(proto, set(names.values()))

@@ -198,22 +198,8 @@ def export_weightless(gm, ids, names, *, rank, world_size, meta, real_consts):
     import onnx
     import onnx_ir as ir
     import onnxscript
-    import torch
 
-    E._WORLD["n"] = world_size
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        prog = torch.onnx.export(
-            gm,
-            (ids,),
-            dynamo=True,
-            custom_translation_table=E.translation_table(),
-            opset_version=E.OPSET,
-            input_names=["input_ids"],
-            output_names=["logits"],
-            optimize=False,
-            verbose=False,
-        )
+    prog = E.torch_export(gm, (ids,), world_size)
     model = prog.model
     g = model.graph
     weights = []
