@@ -141,8 +141,9 @@ def check(
 
     _refuse_overwriting_inputs([seq, *ranks, spec], [json_path, html_path, sarif_path])
 
-    console = Console(highlight=False)
-    err_console = Console(stderr=True, highlight=False)
+    # soft_wrap: report lines carry paths and source locations that must stay greppable
+    console = Console(highlight=False, soft_wrap=True)
+    err_console = Console(stderr=True, highlight=False, soft_wrap=True)
     status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
     with status:
         result = run_check(

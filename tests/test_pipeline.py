@@ -116,6 +116,20 @@ def test_cli_verified_and_discrepancy_with_stage():
     assert "stage:  1 (" in out and "stage1.onnx" in out
 
 
+def test_report_lines_are_not_wrapped_on_long_paths(tmp_path):
+    """A deep checkout (CI's is) must not split "stage: 1 (path)" over two lines."""
+    _, seq, stages = _case(EXAMPLES / "llama_pp2_bug_mask_not_forwarded")
+    deep = tmp_path.joinpath(*(["a_directory_name_long_enough_to_overflow_eighty_columns"] * 3))
+    deep.mkdir(parents=True)
+    copies = []
+    for f in [seq, *stages]:
+        copies.append(deep / f.name)
+        copies[-1].write_bytes(f.read_bytes())
+    code, out, _ = _cli("check", *copies, "--pp", "2")
+    assert code == 1, out
+    assert f"  stage:  1 ({copies[-1]})\n" in out
+
+
 def test_json_report_has_pipeline_and_stage(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     import json
