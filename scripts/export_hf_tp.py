@@ -165,6 +165,24 @@ FAMILIES = {
 # ---------------------------------------------------------------------------
 # contrib-op schemas (com.microsoft collectives) so onnx/onnxscript accept them
 # ---------------------------------------------------------------------------
+def reset_dtensor_caches() -> None:
+    """Forget DTensor's cached sharding decisions before tracing another rank.
+
+    The sharding propagator and the redistribution planner cache results keyed by specs whose
+    DeviceMesh compares equal across ranks, so a later rank's trace reuses output specs that
+    hold the *first* rank's mesh and coordinate (a backward Replicate -> Shard redistribution
+    then keeps chunk 0 on every rank)."""
+    import torch
+    from torch.distributed.tensor import DTensor, _redistribute
+
+    torch._C._clear_DTensor_sharding_propagator_cache()  # the C++ dispatch fast path's cache
+    prop = DTensor._op_dispatcher.sharding_propagator
+    prop.propagate_op_sharding.cache_clear()
+    prop._propagate_tensor_meta_cached.cache_clear()
+    _redistribute._gen_transform_infos.cache_clear()
+    _redistribute._planner_cache.clear()
+
+
 def register_collective_schemas() -> None:
     import onnx
     import onnx.defs as D
@@ -551,6 +569,7 @@ def _trim_metadata(proto):
 
 
 def torch_export(gm, args, world_size, input_names=("input_ids",), output_names=("logits",)):
+    output_names = output_names or ()
     """``torch.onnx.export(dynamo=True)`` of a traced GraphModule with the collectives mapped to
     ``com.microsoft`` ops (shared by every producer in scripts/); returns the ONNXProgram."""
     import torch
@@ -796,6 +815,7 @@ def produce(args, command):
     for r in range(n):
         dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
         try:
+            reset_dtensor_caches()
             mesh = DeviceMesh("cpu", list(range(n)))
             model = fresh_model(args, cfg, sd)
             plan, plan_desc = tp_plan(args, cfg, mesh)

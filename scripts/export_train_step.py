@@ -6,14 +6,22 @@ The model is unmodified Hugging Face code (the same tiny configs as scripts/expo
 the step is traced with ``make_fx`` on each rank under PyTorch's ``fake`` process group and
 exported with the same ONNX pipeline (collectives become ``com.microsoft`` ops).
 
-Data parallelism (every preset): rank r gets rows ``[r*B/N, (r+1)*B/N)`` of the batch.
+Data parallelism (``llama_dp2_*``): rank r gets rows ``[r*B/N, (r+1)*B/N)`` of the batch.
 The loss is normalized by the number of target tokens of the *whole* batch, passed in as
 ``num_items_in_batch`` (Hugging Face's ``ForCausalLMLoss`` then sums and divides by it, as
 its Trainer does across devices), so each rank's loss and gradients are partial sums of the
 sequential ones; the gradients are then summed with an all-reduce (DDP's bucketed all-reduce,
 without bucketing) before the update.
 
-Optimizers: SGD (``p - lr * g``) and AdamW through ``torch.optim._functional.adamw``, the
+Tensor parallelism (``llama_tp2_*``): every rank gets the whole batch and the model is
+parallelized with ``parallelize_module`` and the same plans as the forward examples
+(``scripts/export_hf_tp.py``: Megatron-style column/row-parallel linears, ``_sp`` adds
+sequence parallelism around the norms); DTensor's autograd makes the backward's collectives
+and SGD updates each DTensor in place, as ``torch.optim.SGD`` does (``param.add_(grad,
+alpha=-lr)``), so a Partial gradient of a replicated parameter is all-reduced first. Each
+updated parameter leaves as the rank's local tensor.
+
+Optimizers: SGD (``p - lr * g``; in place under tensor parallelism) and AdamW through ``torch.optim._functional.adamw``, the
 function ``torch.optim.AdamW.step`` calls; gradient-norm clipping through
 ``torch.nn.utils.clip_grads_with_norm_`` semantics written out (norm of all gradients, one
 scale). Optimizer state (AdamW's ``exp_avg``/``exp_avg_sq``) enters as graph inputs named
@@ -27,6 +35,10 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   top of a globally normalized loss).
 - ``norm-counts-replicas``: the clipping norm is all-reduced although every rank already holds
   the full gradients (each parameter counted N times).
+- ``local-update`` (tensor + sequence parallel): the replicated parameters are updated on
+  their local tensors (``p.to_local().add_(g.to_local(), alpha=-lr)``), so the norm weights'
+  Partial gradients (each rank saw its own tokens) are never all-reduced: Megatron's
+  "all-reduce layer-norm gradients under sequence parallelism" bug class.
 
 Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes examples/<case>/).
 """
@@ -53,6 +65,8 @@ BUGS = {
     "local-token-count": "loss normalized by the rank's own token count",
     "double-scale": "summed gradients divided by the world size again",
     "norm-counts-replicas": "gradient norm all-reduced although the gradients are replicated",
+    "local-update": "SGD applied to the DTensors' local tensors (p.to_local().add_(g.to_local(), alpha=-lr)): the "
+    "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
 }
 BUG_PARAM = "model.layers.1.mlp.down_proj.weight"
 PRESETS = {
@@ -61,6 +75,11 @@ PRESETS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": {"optimizer": "sgd", "bug": "missing-grad-allreduce"},
     "llama_dp2_sgd_bug_local_token_count": {"optimizer": "sgd", "bug": "local-token-count"},
     "llama_dp2_sgd_bug_double_scale": {"optimizer": "sgd", "bug": "double-scale"},
+    "llama_tp2_sgd": {"optimizer": "sgd", "parallel": "tensor"},
+    "llama_tp2_sp_sgd": {"optimizer": "sgd", "parallel": "tensor", "form": "sp"},
+    "llama_tp2_sp_sgd_bug_local_update": {
+        "optimizer": "sgd", "parallel": "tensor", "form": "sp", "bug": "local-update",
+    },
     "llama_dp2_adamw_clip_bug_norm_counts_replicas": {
         "optimizer": "adamw",
         "clip": True,
@@ -90,7 +109,7 @@ def step_fn(model, args, world_size: int):
 
     names = [n for n, _ in model.named_parameters()]
     params = [p for _, p in model.named_parameters()]
-    dist = world_size > 1
+    dist = world_size > 1 and args.parallel == "data"
 
     def all_reduce(x):
         return funcol.all_reduce(x, "sum", torch.distributed.group.WORLD) if dist else x
@@ -114,6 +133,16 @@ def step_fn(model, args, world_size: int):
             total = sq.sqrt()
             scale = torch.clamp(CLIP / (total + 1e-6), max=1.0)
             grads = [g * scale for g in grads]
+        if args.optimizer == "sgd" and args.parallel == "tensor":
+            # in place, as torch.optim.SGD does (param.add_(grad, alpha=-lr)): a DTensor keeps its
+            # placement, so a Partial gradient of a Replicate parameter is all-reduced first
+            new = []
+            for p, g in zip(params, grads):
+                if args.bug == "local-update" and _replicated(p):
+                    new.append(_local(p.detach()).clone().add_(_local(g), alpha=-LR))  # BUG: local tensors
+                else:
+                    new.append(_local(p.detach().clone().add_(g, alpha=-LR)))
+            return [loss] + new
         if args.optimizer == "sgd":
             return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
         n = len(params)
@@ -128,6 +157,18 @@ def step_fn(model, args, world_size: int):
 
     step._orig_mod = model
     return step, names
+
+
+def _local(t):
+    """A DTensor's local shard (tensor parallelism), any other tensor itself."""
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _replicated(t) -> bool:
+    """A DTensor replicated on every mesh dimension."""
+    from torch.distributed.tensor import Replicate
+
+    return hasattr(t, "placements") and all(isinstance(p, Replicate) for p in t.placements)
 
 
 def trace_step(model, args, world_size, inputs):
@@ -153,7 +194,8 @@ def trace_step(model, args, world_size, inputs):
 def _constant_names(gm, model):
     """Parameters and buffers by their module path; other traced constants (AdamW's step count,
     created inside the step) keep their own names."""
-    known = {(t.data_ptr(), tuple(t.shape)) for t in [*model.parameters(), *model.buffers()]}
+    tensors = [_local(t) for t in [*model.parameters(), *model.buffers()]]
+    known = {(t.data_ptr(), tuple(t.shape)) for t in tensors}
     skip = {
         n.target
         for n in gm.graph.nodes
@@ -217,9 +259,21 @@ def produce(args):
     meta = {"model": hf.FAMILIES[args.model][1], "case": out.name}
 
     def one(rank, world):
-        rows = slice(None) if world == 1 else slice(rank * BATCH // world, (rank + 1) * BATCH // world)
+        data = world > 1 and args.parallel == "data"
+        rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world) if data else slice(None)
         inputs = [ids[rows], labels[rows], num_items, *state]
         model = hf.fresh_model(args, cfg, sd)
+        if world > 1 and args.parallel == "tensor":
+            hf.reset_dtensor_caches()
+            from torch.distributed.device_mesh import DeviceMesh
+            from torch.distributed.tensor.parallel import parallelize_module
+
+            # the plan is always the correct one: the step's bugs are in the step, not the plan
+            mesh = DeviceMesh("cpu", list(range(world)))
+            plan, _ = hf.tp_plan(argparse.Namespace(**{**vars(args), "bug": None}), cfg, mesh)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parallelize_module(model, mesh, plan, src_data_rank=None)
         gm, _ = trace_step(model, args, world, inputs)
         names = _constant_names(gm, model)
         doc = f"training step, {'sequential' if world == 1 else f'data-parallel rank {rank}/{world}'}"
@@ -248,10 +302,11 @@ def produce(args):
         eager = hf.fresh_model(args, cfg, sd)(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
     err = float(np.max(np.abs(np.asarray(seq_loss) - eager.numpy())))
     print(f"  sequential step's loss (onnxruntime) vs eager torch: {err:.3g}")
+    parallel = args.parallel if args.form == "tp" else f"{args.parallel}+{args.form}"
     hf.write_yaml(out / "case.yaml", {
         "model": {"hf_class": meta["model"], "config": hf.config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
-        "training_step": {"parallel": "data", "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR},
+        "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug].format(m=BUG_PARAM) if args.bug else None,
@@ -269,7 +324,7 @@ def main(argv=None):
     args_in = p.parse_args(argv)
     args = hf.parse([])
     args.world_size = args_in.world_size
-    args.optimizer, args.clip, args.bug = "sgd", False, None
+    args.optimizer, args.clip, args.bug, args.parallel, args.form = "sgd", False, None, "data", "tp"
     for k, v in PRESETS[args_in.case].items():
         setattr(args, k, v)
     args.out = str(REPO / "examples" / args_in.case)

@@ -19,7 +19,7 @@ Case folders and how they are run (``_load``):
 * ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` with a spec;
   no numeric witness (their graphs call vLLM and ATen kernels that have no ONNX reference
   implementation), skipped when the data is absent;
-* ``training_step: ...`` — data-parallel training steps (``scripts/export_train_step.py``):
+* ``training_step: ...`` — data- and tensor-parallel training steps (``scripts/export_train_step.py``):
   skipped here, ``tests/test_train_steps.py`` runs them with the witness (their rules take
   about two minutes, more than this whole file).
 """
@@ -61,7 +61,7 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     """(case.yaml, seq path, rank paths, extra check() arguments, numeric witness possible)."""
     cfg = yaml.safe_load((case / "case.yaml").read_text())
     if "training_step" in cfg:
-        pytest.skip("data-parallel training step: run (with the witness) by tests/test_train_steps.py")
+        pytest.skip("training step: run (with the witness) by tests/test_train_steps.py")
     if "data" in cfg:
         if not ENTANGLE.is_dir():
             pytest.skip(f"{ENTANGLE} (GraphGuard's published graphs) is not here")

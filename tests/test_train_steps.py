@@ -1,8 +1,10 @@
 """Whole training steps (forward, loss, backward, gradient all-reduce, optimizer update) of
-Hugging Face Llama under data parallelism, produced by scripts/export_train_step.py: the
-correct steps are verified (every updated parameter and optimizer state Replicate, as the
-parameter was) and confirmed on numbers; each bug variant is flagged where it breaks, with a
-hint naming the fix, and the numeric witness shows the error."""
+Hugging Face Llama under data parallelism and under tensor (+ sequence) parallelism with
+PyTorch's parallelize_module, produced by scripts/export_train_step.py: the correct steps are
+verified (every updated parameter and optimizer state in the layout its parameter has:
+Replicate under data parallelism, the plan's Shard or Replicate under tensor parallelism) and
+confirmed on numbers; each bug variant is flagged where it breaks, with a hint naming the fix,
+and the numeric witness shows the error."""
 
 from __future__ import annotations
 
@@ -14,14 +16,22 @@ import yaml
 from analyzer import check
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-CORRECT = ["llama_dp2_sgd", "llama_dp2_adamw_clip"]
+CORRECT = ["llama_dp2_sgd", "llama_dp2_adamw_clip", "llama_tp2_sgd", "llama_tp2_sp_sgd"]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
     "llama_dp2_sgd_bug_local_token_count": ("local-normalizer", "loss"),
     "llama_dp2_sgd_bug_double_scale": ("extra-scaling", "updated.model.embed_tokens.weight"),
     # AdamW's step is invariant to the gradients' scale: the wrong clipping shows in its state
     "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.state.exp_avg.lm_head.weight"),
+    # sequence parallelism: the norm weights' gradients are Partial (each rank saw its tokens)
+    "llama_tp2_sp_sgd_bug_local_update": ("grad-not-reduced", "updated.model.norm.weight"),
 }
+
+
+def _parameter_of(output: str) -> str:
+    """updated.<param> and updated.state.<kind>.<param> -> <param>."""
+    name = output.removeprefix("updated.")
+    return name.split(".", 2)[2] if name.startswith("state.") else name
 
 
 def _check(case: str):
@@ -37,7 +47,16 @@ def test_correct_training_step_is_verified_on_rules_and_numbers(case):
     assert spec["expected"] == "verified"
     assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies][:3]
     updated = [o for o in result.verdict_.outputs if o.name.startswith("updated.")]
-    assert updated and all(o.relation == "Replicate" for o in updated)
+    # each updated parameter (and its optimizer state) in its parameter's layout
+    given = {r.seq_value: str(r.layout) for r in result.inputs.relations}
+    param = {o.name: _parameter_of(o.name) for o in updated}
+    assert updated and all(o.relation == given[param[o.name]] for o in updated), [
+        (o.name, o.relation, given.get(param[o.name])) for o in updated if o.relation != given.get(param[o.name])
+    ]
+    if spec["training_step"]["parallel"] == "data":
+        assert all(o.relation == "Replicate" for o in updated)
+    else:  # tensor parallel: the plan shards the linears and keeps the norms replicated
+        assert {o.relation for o in updated} >= {"Shard(0)", "Shard(1)", "Replicate"}
     # the witness divides the summed token losses by a random count, so the loss is large (around
     # 1e3): one float32 ulp there is 1.2e-4. Every updated parameter and state must match to 1e-4.
     assert result.numeric["loss"] < 1e-3

@@ -23,6 +23,12 @@ Rewrites:
   on a 3-D input into ``view -> mm -> view`` on one side and into one ``matmul`` on the other
   (e.g. a DTensor row-parallel linear), and the exporter's optimizer may fold the first view
   into a preceding reshape.
+- *split through views*: ``Reshape(Split(Reshape(x, V), axis=k)[j], Y_j)`` where axis ``k`` of
+  ``V`` is an axis ``k'`` of ``x`` left intact by the view (the axes before it only split or
+  merged) and each ``Y_j`` is ``x``'s shape with axis ``k'`` cut to the piece, becomes
+  ``Split(x, axis=k')[j]``. DTensor's backward of a column-parallel linear writes the
+  rank's chunk of a replicated ``[B*S, V]`` gradient as view ``[B, S, V]``, split on ``V``,
+  view ``[B*S, V/N]``.
 
 One pass over the nodes finds every match (matches never overlap); when the flattened input
 or the 2-D product has other readers, they keep reading it (the input's Reshape stays; the
@@ -174,10 +180,13 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
         x = r1.input[0]
         if i2 is None:  # no view back: the product is read flat; give the rows x's leading axes
             sx, sv, sw = shapes.get(x), shapes.get(v), shapes.get(w)
-            if None in (sx, sv, sw) or len(sx) < 3 or len(sv) != 2 or len(sw) != 2 or sx[-1] != sv[1]:
+            if None in (sx, sv, sw) or len(sx) < 3 or len(sv) != 2 or len(sw) != 2:
+                continue
+            rows = _rows(sx, sv[0])
+            if rows < 2 or rows == len(sx):  # the rows are not two or more whole leading axes of x
                 continue
             y = f"{u}::canonical_rows"
-            shapes[y] = [*sx[:-1], sw[1]]
+            shapes[y] = [*sx[:rows], sw[1]]
             g.value_info.append(helper.make_tensor_value_info(y, dtypes.get(u) or onnx.TensorProto.FLOAT, shapes[y]))
         else:
             r2 = nodes[i2]
@@ -189,7 +198,7 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             continue
         if sy[-1] != su[1] or math.prod(sy[:-1]) != sv[0] or sw[0] != sv[1]:
             continue
-        if sx[-1] == sv[1] and sx[:-1] != sy[:-1]:
+        if i2 is not None and sx[-1] == sv[1] and sy[:-1] not in (sx[:-1], sx[: _rows(sx, sv[0])]):
             continue  # the view back also splits the features (e.g. into heads): not the input's rows
         target = [*sy[:-1], sv[1]]
         new_nodes = []
@@ -232,6 +241,93 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
     return len(replace)
 
 
+def _rows(shape: list[int], rows: int) -> int:
+    """The fewest leading axes of ``shape`` whose product is ``rows`` (len(shape) if none)."""
+    return next((p for p in range(1, len(shape)) if math.prod(shape[:p]) == rows), len(shape))
+
+
+def _intact_axis(before: list[int], after: list[int], k: int) -> int | None:
+    """The axis of ``before`` that axis ``k`` of ``after`` (a row-major view of it) is, or None."""
+    lead = math.prod(after[:k])
+    for kk, size in enumerate(before):
+        if size == after[k] and math.prod(before[:kk]) == lead:
+            return kk
+    return None
+
+
+def _splits_through_views(model: onnx.ModelProto) -> int:
+    """Rewrite splits through views of ``model`` in place (module docstring); returns how many.
+
+    The new Split reads ``x`` and takes the views' output names; the old one stays while
+    other nodes read its pieces."""
+    g = model.graph
+    shapes = _shapes(model)
+    producer = {n.output[0]: n for n in g.node if _is_op(n, "Reshape") and len(n.output) == 1 and n.input}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    outputs = {o.name for o in g.output}
+    dropped: set[int] = set()
+    added: dict[int, onnx.NodeProto] = {}
+    for node in g.node:
+        if not _is_op(node, "Split") or not node.input or node.input[0] not in producer:
+            continue
+        x = producer[node.input[0]].input[0]
+        sx, sv = shapes.get(x), shapes.get(node.input[0])
+        pieces = [shapes.get(o) for o in node.output]
+        if not sx or not sv or any(p is None for p in pieces):
+            continue
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+        axis = axis + len(sv) if axis < 0 else axis
+        k = _intact_axis(sx, sv, axis)
+        if k is None:
+            continue
+        targets = [[*sx[:k], p[axis], *sx[k + 1 :]] for p in pieces]
+        backs = [
+            [r for r in readers.get(o, []) if _is_op(r, "Reshape") and shapes.get(r.output[0]) == t]
+            for o, t in zip(node.output, targets)
+        ]
+        if not any(backs):
+            continue
+        names = []
+        for o, t, rs in zip(node.output, targets, backs):
+            if rs:
+                names.append(rs[0].output[0])
+                dropped.add(id(rs[0]))
+                for r in rs[1:]:
+                    if r.output[0] in outputs:  # a graph output keeps its own (now redundant) view
+                        continue
+                    for reader in readers.get(r.output[0], []):
+                        reader.input[:] = [rs[0].output[0] if i == r.output[0] else i for i in reader.input]
+                    dropped.add(id(r))
+            else:
+                names.append(f"{o}.flat")
+                g.value_info.append(helper.make_tensor_value_info(names[-1], _dtypes_of(model, o), t))
+        split = helper.make_node("Split", [x, *node.input[1:]], names, name=f"{node.name}.flat")
+        split.attribute.extend(a for a in node.attribute if a.name != "axis")
+        split.attribute.append(helper.make_attribute("axis", k))
+        split.metadata_props.extend(node.metadata_props)
+        added[id(node)] = split
+        if all(o not in outputs and all(id(r) in dropped for r in readers.get(o, [])) for o in node.output):
+            dropped.add(id(node))
+    if not added:
+        return 0
+    kept = []
+    for n in g.node:
+        if id(n) in added:
+            kept.append(added[id(n)])
+        if id(n) not in dropped:
+            kept.append(n)
+    del g.node[:]
+    g.node.extend(kept)
+    return len(added)
+
+
+def _dtypes_of(model: onnx.ModelProto, name: str) -> int:
+    return _dtypes(model).get(name, onnx.TensorProto.UNDEFINED)
+
+
 def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
@@ -239,5 +335,6 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     _drop_noops(out)
     if _fold_reshape_chains(out):
         _drop_noops(out)
+    _splits_through_views(out)  # first: the views it removes would otherwise look like a flattened linear's
     _flattened_linears(out)
     return out

@@ -1,0 +1,121 @@
+"""Canonical forms (analyzer/facts/canonical.py): each rewrite fires on the pattern it names,
+leaves the graph's results unchanged (checked with ONNX's reference evaluator), and leaves
+near misses alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from analyzer.facts.canonical import canonicalize
+
+
+def _model(nodes, inputs, outputs, inits=(), value_info=()):
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs],
+        [numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in inits],
+        value_info=[helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in value_info],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def _same_results(a: onnx.ModelProto, b: onnx.ModelProto, feeds: dict) -> None:
+    for x, y in zip(ReferenceEvaluator(a).run(None, feeds), ReferenceEvaluator(b).run(None, feeds)):
+        np.testing.assert_array_equal(x, y)
+
+
+def _split_through_views(back_shape=(6, 4), extra_reader=False):
+    """DTensor's Replicate -> Shard(1) of a [6, 8] gradient: view [2, 3, 8], split on 8, view back."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "v_shape"], ["v"]),
+        helper.make_node("Split", ["v"], ["p0", "p1"], axis=2, num_outputs=2),
+        helper.make_node("Reshape", ["p1", "back_shape"], ["y"]),
+    ]
+    outputs = [("y", list(back_shape))]
+    if extra_reader:
+        nodes.append(helper.make_node("Neg", ["p1"], ["z"]))
+        outputs.append(("z", [2, 3, 4]))
+    return _model(
+        nodes, [("x", [6, 8])], outputs,
+        inits=[("v_shape", [2, 3, 8]), ("back_shape", list(back_shape))],
+        value_info=[("v", [2, 3, 8]), ("p0", [2, 3, 4]), ("p1", [2, 3, 4])],
+    )
+
+
+def _feeds(model):
+    rng = np.random.default_rng(0)
+    return {
+        i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+        for i in model.graph.input
+    }
+
+
+def test_split_through_views_splits_the_unviewed_tensor():
+    model = _split_through_views()
+    out = canonicalize(model)
+    splits = [n for n in out.graph.node if n.op_type == "Split"]
+    assert len(splits) == 1 and splits[0].input[0] == "x"
+    assert next(a.i for a in splits[0].attribute if a.name == "axis") == 1
+    assert splits[0].output[1] == "y"  # the view back is gone: the piece is produced directly
+    assert not any(n.op_type == "Reshape" and n.output[0] == "y" for n in out.graph.node)
+    _same_results(model, out, _feeds(model))
+
+
+def test_split_through_views_keeps_the_old_split_for_its_other_readers():
+    model = _split_through_views(extra_reader=True)
+    out = canonicalize(model)
+    splits = [n for n in out.graph.node if n.op_type == "Split"]
+    assert sorted(s.input[0] for s in splits) == ["v", "x"]
+    _same_results(model, out, _feeds(model))
+
+
+def test_split_through_views_leaves_a_view_back_of_another_shape_alone():
+    model = _split_through_views(back_shape=(3, 8))  # [2, 3, 4] -> [3, 8]: not x's rows
+    out = canonicalize(model)
+    assert [n.input[0] for n in out.graph.node if n.op_type == "Split"] == ["v"]
+    _same_results(model, out, _feeds(model))
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_flattened_linear_whose_input_has_a_heads_axis(heads):
+    """[B, S, heads, d] flattened to [B*S, heads*d] for a linear and viewed back to [B, S, N]
+    (a k/v projection's input gradient; one kv head per rank gives a size-1 axis)."""
+    d, n = 4, 5
+    model = _model(
+        [
+            helper.make_node("Reshape", ["x", "flat"], ["v"]),
+            helper.make_node("MatMul", ["v", "w"], ["u"]),
+            helper.make_node("Reshape", ["u", "back"], ["y"]),
+        ],
+        [("x", [2, 3, heads, d]), ("w", [heads * d, n])], [("y", [2, 3, n])],
+        inits=[("flat", [6, heads * d]), ("back", [2, 3, n])],
+        value_info=[("v", [6, heads * d]), ("u", [6, n])],
+    )
+    out = canonicalize(model)
+    mm = next(node for node in out.graph.node if node.op_type == "MatMul")
+    assert mm.output[0] == "y"  # one 3-D MatMul, on both sides of a TP pair alike
+    _same_results(model, out, _feeds(model))
+
+
+def test_flattened_linear_view_back_into_heads_is_left_alone():
+    """[B, S, H] -> [B*S, H] @ W -> [B, S, heads, d]: the view back splits features into heads."""
+    model = _model(
+        [
+            helper.make_node("Reshape", ["x", "flat"], ["v"]),
+            helper.make_node("MatMul", ["v", "w"], ["u"]),
+            helper.make_node("Reshape", ["u", "back"], ["y"]),
+        ],
+        [("x", [2, 3, 8]), ("w", [8, 8])], [("y", [2, 3, 2, 4])],
+        inits=[("flat", [6, 8]), ("back", [2, 3, 2, 4])],
+        value_info=[("v", [6, 8]), ("u", [6, 8])],
+    )
+    out = canonicalize(model)
+    assert [n.op_type for n in out.graph.node] == ["Reshape", "MatMul", "Reshape"]
+    assert next(n for n in out.graph.node if n.op_type == "MatMul").input[0] == "v"
