@@ -21,7 +21,8 @@ and SGD updates each DTensor in place, as ``torch.optim.SGD`` does (``param.add_
 alpha=-lr)``), so a Partial gradient of a replicated parameter is all-reduced first. Each
 updated parameter leaves as the rank's local tensor.
 
-Optimizers: SGD (``p - lr * g``; in place under tensor parallelism) and AdamW through ``torch.optim._functional.adamw``, the
+Optimizers: SGD (``p - lr * g``; in place under tensor parallelism) and AdamW through
+``torch.optim._functional.adamw``, the
 function ``torch.optim.AdamW.step`` calls; gradient-norm clipping through
 ``torch.nn.utils.clip_grads_with_norm_`` semantics written out (norm of all gradients, one
 scale). Optimizer state (AdamW's ``exp_avg``/``exp_avg_sq``) enters as graph inputs named
@@ -77,6 +78,10 @@ PRESETS = {
     "llama_dp2_sgd_bug_double_scale": {"optimizer": "sgd", "bug": "double-scale"},
     "llama_tp2_sgd": {"optimizer": "sgd", "parallel": "tensor"},
     "llama_tp2_sp_sgd": {"optimizer": "sgd", "parallel": "tensor", "form": "sp"},
+    "llama_tp2_adamw_clip": {"optimizer": "adamw", "clip": True, "parallel": "tensor"},
+    "llama_tp2_adamw_clip_bug_norm_counts_replicas": {
+        "optimizer": "adamw", "clip": True, "parallel": "tensor", "bug": "norm-counts-replicas",
+    },
     "llama_tp2_sp_sgd_bug_local_update": {
         "optimizer": "sgd", "parallel": "tensor", "form": "sp", "bug": "local-update",
     },
@@ -105,6 +110,7 @@ def step_fn(model, args, world_size: int):
     """The traced training step: (input_ids, labels, num_items_in_batch, *state) -> outputs."""
     import torch
     import torch.distributed._functional_collectives as funcol
+    from torch.distributed.tensor import DTensor, Replicate
     from torch.optim._functional import adamw
 
     names = [n for n, _ in model.named_parameters()]
@@ -126,13 +132,23 @@ def step_fn(model, args, world_size: int):
             if args.bug == "double-scale":
                 grads[i] = grads[i] / world_size
         loss = all_reduce(out.loss.detach())
-        if args.clip:
+        if args.clip and args.parallel == "tensor" and args.bug == "norm-counts-replicas" and world_size > 1:
+            # BUG: the norm of the local tensors, all-reduced over the TP group: every replicated
+            # parameter's gradient is counted once per rank
+            local = sum((_local(g) * _local(g)).sum() for g in grads)
+            sq = funcol.all_reduce(local, "sum", torch.distributed.group.WORLD)
+            scale = torch.clamp(CLIP / (sq.sqrt() + 1e-6), max=1.0)
+            mesh = next(p.device_mesh for p in params if hasattr(p, "device_mesh"))
+            placed = DTensor.from_local(scale, mesh, [Replicate()], run_check=False)
+            grads = [g * (placed if hasattr(g, "placements") else scale) for g in grads]
+        elif args.clip:
             sq = sum((g * g).sum() for g in grads)
-            if args.bug == "norm-counts-replicas":
+            if args.bug == "norm-counts-replicas" and args.parallel == "data":
                 sq = all_reduce(sq)
             total = sq.sqrt()
             scale = torch.clamp(CLIP / (total + 1e-6), max=1.0)
-            grads = [g * scale for g in grads]
+            # parameters outside the plan (the norms under plain TP) are plain tensors
+            grads = [g * (scale if hasattr(g, "placements") else _local(scale)) for g in grads]
         if args.optimizer == "sgd" and args.parallel == "tensor":
             # in place, as torch.optim.SGD does (param.add_(grad, alpha=-lr)): a DTensor keeps its
             # placement, so a Partial gradient of a Replicate parameter is all-reduced first
@@ -146,14 +162,14 @@ def step_fn(model, args, world_size: int):
         if args.optimizer == "sgd":
             return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
         n = len(params)
-        exp_avg = [s.clone() for s in state[:n]]
-        exp_avg_sq = [s.clone() for s in state[n : 2 * n]]
+        exp_avg = [_like(p, s).clone() for p, s in zip(params, state[:n])]
+        exp_avg_sq = [_like(p, s).clone() for p, s in zip(params, state[n : 2 * n])]
         new = [p.detach().clone() for p in params]
         # AdamW reads the step count with .item(): a real (untraced) tensor, the step after `steps_done`
         steps = [torch.tensor(float(STEPS_DONE)) for _ in params]
         adamw(new, grads, exp_avg, exp_avg_sq, [], steps, foreach=False, capturable=False,
               amsgrad=False, beta1=0.9, beta2=0.999, lr=LR, weight_decay=0.01, eps=1e-8, maximize=False)
-        return [loss] + new + exp_avg + exp_avg_sq
+        return [loss] + [_local(t) for t in [*new, *exp_avg, *exp_avg_sq]]
 
     step._orig_mod = model
     return step, names
@@ -162,6 +178,27 @@ def step_fn(model, args, world_size: int):
 def _local(t):
     """A DTensor's local shard (tensor parallelism), any other tensor itself."""
     return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _like(param, state):
+    """An optimizer state input (the rank's local tensor) placed like its DTensor parameter."""
+    if not hasattr(param, "placements"):
+        return state
+    from torch.distributed.tensor import DTensor
+
+    return DTensor.from_local(state, param.device_mesh, param.placements, run_check=False)
+
+
+def _local_chunk(full, param):
+    """The rank's local piece of a full tensor laid out like the DTensor ``param``."""
+    from torch.distributed.tensor import Shard
+
+    if not hasattr(param, "placements"):
+        return full
+    (placement,) = param.placements
+    if isinstance(placement, Shard):
+        return full.chunk(param.device_mesh.size(), placement.dim)[param.device_mesh.get_local_rank()].contiguous()
+    return full
 
 
 def _replicated(t) -> bool:
@@ -261,8 +298,8 @@ def produce(args):
     def one(rank, world):
         data = world > 1 and args.parallel == "data"
         rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world) if data else slice(None)
-        inputs = [ids[rows], labels[rows], num_items, *state]
         model = hf.fresh_model(args, cfg, sd)
+        local_state = state
         if world > 1 and args.parallel == "tensor":
             hf.reset_dtensor_caches()
             from torch.distributed.device_mesh import DeviceMesh
@@ -274,6 +311,9 @@ def produce(args):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 parallelize_module(model, mesh, plan, src_data_rank=None)
+            params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq
+            local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
+        inputs = [ids[rows], labels[rows], num_items, *local_state]
         gm, _ = trace_step(model, args, world, inputs)
         names = _constant_names(gm, model)
         doc = f"training step, {'sequential' if world == 1 else f'data-parallel rank {rank}/{world}'}"

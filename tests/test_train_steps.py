@@ -16,7 +16,7 @@ import yaml
 from analyzer import check
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-CORRECT = ["llama_dp2_sgd", "llama_dp2_adamw_clip", "llama_tp2_sgd", "llama_tp2_sp_sgd"]
+CORRECT = ["llama_dp2_sgd", "llama_dp2_adamw_clip", "llama_tp2_sgd", "llama_tp2_sp_sgd", "llama_tp2_adamw_clip"]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
     "llama_dp2_sgd_bug_local_token_count": ("local-normalizer", "loss"),
@@ -25,6 +25,8 @@ BUGS = {
     "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.state.exp_avg.lm_head.weight"),
     # sequence parallelism: the norm weights' gradients are Partial (each rank saw its tokens)
     "llama_tp2_sp_sgd_bug_local_update": ("grad-not-reduced", "updated.model.norm.weight"),
+    # tensor parallelism: the local squares are all-reduced, so the norms' gradients count twice
+    "llama_tp2_adamw_clip_bug_norm_counts_replicas": ("bias-before-reduce", "updated.state.exp_avg.lm_head.weight"),
 }
 
 
