@@ -22,7 +22,14 @@ from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
 from analyzer.facts.extract import ModelFile, load_model_file, with_graph
 from analyzer.memo import boundary_is_fixpoint, collapse_layers
-from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
+from analyzer.oracles import (
+    const_ints_text,
+    replica_reshape_maps,
+    replica_shard_shapes,
+    reshape_axis_maps,
+    section_spans,
+    shard_shapes,
+)
 from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
 from analyzer.rulebook import rule_files, schema_files
@@ -289,12 +296,7 @@ def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTab
             continue
         lay = rel.layout
         axis = lay.axis if lay.axis is not None else -1
-        if lay.kind == "Partial":
-            param = lay.reduce or "sum"
-        elif lay.sections:
-            param = ",".join(map(str, lay.sections))
-        else:
-            param = ""
+        param = lay.param
         for r, d in enumerate(rel.rank_values):
             facts.add("InputPiece", s=rel.seq_value, r=r, d=d, kind=lay.kind, axis=axis, param=param)
     return facts
@@ -445,6 +447,8 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(reshape_axis_maps(facts, inp.world_size))
     facts.extend(const_ints_text(facts))
     facts.extend(section_spans(facts))
+    facts.extend(replica_shard_shapes(facts, inp.world_size))
+    facts.extend(replica_reshape_maps(facts, inp.world_size))
     t_oracles = time.perf_counter() - t1
     run_program = instrument(program) if coverage else program
 

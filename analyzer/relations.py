@@ -2,13 +2,16 @@
 
 Inferred from names and shapes (the same name on every rank; the same shape means
 ``Replicate``; one axis divided by the world size means ``Shard(axis)`` with rank r holding
-chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out),
+chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out;
+one axis divided by ``N / k`` means ``Shard(axis, replicas=k)``, rank r holding chunk
+``r // k``, as vLLM and Megatron-LM place K < N kv heads),
 then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
 
     world_size: 2                 # optional; checked against the number of rank files
     relations:
       input_ids: replicate
       model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
+      model.layers.0.self_attn.k_proj.weight: {shard: 0, replicas: 2}   # rank r: chunk r // 2
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
     outputs: [0]                  # optional; check only these output positions (all by default)
@@ -96,6 +99,11 @@ def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Lay
     a, b = seq[axis], first[axis]
     if isinstance(a, int) and isinstance(b, int) and b * n == a:
         return Layout("Shard", axis=axis)
+    # fewer chunks than ranks: groups of k = b * N / a consecutive ranks hold the same chunk
+    if isinstance(a, int) and isinstance(b, int) and 0 < b < a and (b * n) % a == 0:
+        k = b * n // a
+        if 1 < k < n and n % k == 0:
+            return Layout("Shard", axis=axis, replicas=k)
     return None
 
 
@@ -157,7 +165,7 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         entry = {entry: True}
     if not isinstance(entry, Mapping):
         raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {entry!r}")
-    keys = set(entry) - {"ranks", "sections"}
+    keys = set(entry) - {"ranks", "sections", "replicas"}
     if len(keys) != 1:
         raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
     kind = str(next(iter(keys))).lower()
@@ -180,7 +188,12 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
             or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in sections)
         ):
             raise InputError(f"{where}.sections: expected a list of positive section sizes")
-        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None)
+        replicas = entry.get("replicas")
+        if replicas is not None and (
+            not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31 or sections
+        ):
+            raise InputError(f"{where}.replicas: expected a rank count >= 2 (and no sections), got {replicas!r}")
+        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None, replicas=replicas)
     else:
         raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
     return layout, tuple(ranks) if ranks is not None else None
@@ -299,6 +312,13 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
     if layout.axis >= len(shape):
         raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
     dim = shape[layout.axis]
+    if layout.replicas:
+        if n % layout.replicas:
+            raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
+        if isinstance(dim, int) and dim > 0 and dim % (n // layout.replicas):
+            raise InputError(
+                f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into {n // layout.replicas} chunks"
+            )
     if layout.sections and isinstance(dim, int) and dim > 0:
         if sum(layout.sections) != dim:
             raise InputError(

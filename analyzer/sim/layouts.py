@@ -72,7 +72,8 @@ def distribute(
     Returns:
         ``n`` arrays. Shard: rank ``r`` holds chunk ``r`` of ``value`` along ``axis``
         (``shape[axis] / n``); with ``sections``, chunk ``r`` of every section, concatenated
-        in section order. Replicate: ``value`` itself for every rank.
+        in section order. With ``replicas=k``: chunk ``r // k`` of ``n / k`` (and of
+        that, chunk ``r % k`` along ``inner``). Replicate: ``value`` itself for every rank.
 
     Raises:
         ValueError: ``n < 1``, an axis out of range, a size not divisible by ``n``,
@@ -83,6 +84,8 @@ def distribute(
     value = np.asarray(value)
     if layout.kind == "Replicate":
         return [value] * n
+    if layout.kind == "Shard" and layout.replicas:
+        return _replica_pieces(layout, value, n)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         dim = _axis_size(value, axis)
@@ -94,6 +97,43 @@ def distribute(
     if layout.reduce == "sum":
         return _partial_sum_pieces(value, n, rng)
     return _partial_max_pieces(value, n, rng)
+
+
+def _groups(layout: Layout, n: int) -> int:
+    """Number of rank groups ``N / k`` of a ``Shard(axis, replicas=k)``."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    if n % k:
+        raise ValueError(f"replicas={k} does not divide {n} ranks into groups")
+    return n // k
+
+
+def _replica_pieces(layout: Layout, value: np.ndarray, n: int) -> list[np.ndarray]:
+    """Rank r holds chunk ``r // k`` of ``N / k`` along the axis (and chunk ``r % k`` of that
+    along ``inner``, when given)."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    groups = _groups(layout, n)
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    if _axis_size(value, axis) % groups:
+        raise ValueError(f"axis {axis} of size {value.shape[axis]} does not split into {groups} chunks")
+    chunks = np.split(value, groups, axis=axis)
+    if layout.inner is None:
+        return [chunks[r // k] for r in range(n)]
+    if _axis_size(value, layout.inner) % k:
+        raise ValueError(f"axis {layout.inner} of size {value.shape[layout.inner]} does not split into {k} chunks")
+    return [np.split(chunks[r // k], k, axis=layout.inner)[r % k] for r in range(n)]
+
+
+def _replica_rebuild(layout: Layout, arrays: Sequence[np.ndarray], offset: int = 0) -> np.ndarray:
+    """Inverse of :func:`_replica_pieces` from ranks ``offset, k + offset, 2k + offset, ...``
+    (``inner``: every rank of each group)."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    groups = _groups(layout, len(arrays))
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    if layout.inner is None:
+        return np.concatenate([arrays[g * k + offset] for g in range(groups)], axis=axis)
+    return np.concatenate(
+        [np.concatenate(arrays[g * k : g * k + k], axis=layout.inner) for g in range(groups)], axis=axis
+    )
 
 
 def _partial_sum_pieces(
@@ -144,6 +184,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         Replicate: ``pieces[0]`` (see :func:`replicate_spread` for the disagreement).
         Shard: concatenation along ``axis``; with ``sections`` each piece is cut into
         per-section chunks (``section / N`` each) and the sections are re-interleaved.
+        With ``replicas=k``: the pieces of ranks 0, k, 2k, ... concatenated along ``axis``
+        (with ``inner``: each group's k pieces concatenated along ``inner`` first).
         Partial(sum): elementwise sum in rank order. Partial(max): elementwise maximum.
 
     Raises:
@@ -155,6 +197,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     n = len(arrays)
     if layout.kind == "Replicate":
         return arrays[0]
+    if layout.kind == "Shard" and layout.replicas:
+        return _replica_rebuild(layout, arrays)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         if not layout.sections:
@@ -239,7 +283,9 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
         pieces: ``d_0 .. d_{N-1}``.
 
     Returns:
-        Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Otherwise
+        Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Shard with
+        ``replicas=k`` (no ``inner``): the largest error of ``s`` rebuilt from ranks
+        ``j, k + j, ...`` over ``j < k`` (every rank must hold its group's chunk). Otherwise
         ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
         cannot apply; never raises.
     """
@@ -247,11 +293,18 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
         return float("inf")
     if layout.kind == "Replicate":
         return max(max_abs_diff(p, seq_value) for p in pieces)
+    # replicated groups without an inner split: every rank of a group must hold the chunk,
+    # so the value is rebuilt once from each member position (ranks j, k + j, 2k + j, ...)
+    offsets = range(int(layout.replicas)) if layout.replicas and layout.inner is None else range(1)
     try:
-        rebuilt = rebuild(layout, [np.asarray(p) for p in pieces])
-    except (ValueError, TypeError, np.exceptions.AxisError):
+        arrays = [np.asarray(p) for p in pieces]
+        if layout.replicas:
+            rebuilt = [_replica_rebuild(layout, arrays, j) for j in offsets]
+        else:
+            rebuilt = [rebuild(layout, arrays)]
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError):
         return float("inf")
-    return max_abs_diff(rebuilt, seq_value)
+    return max(max_abs_diff(x, seq_value) for x in rebuilt)
 
 
 def relative_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> float:
