@@ -42,7 +42,15 @@ import yaml
 from analyzer.errors import InputError
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 
-__all__ = ["InputRelation", "infer_input_relations", "load_spec", "apply_spec", "Spec"]
+__all__ = [
+    "InputRelation",
+    "MisplacedChunk",
+    "infer_input_relations",
+    "check_weight_values",
+    "load_spec",
+    "apply_spec",
+    "Spec",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,28 @@ class InputRelation:
     layout: Layout
     rank_values: tuple[str, ...]
     source: str = "inferred"
+
+
+@dataclass(frozen=True)
+class MisplacedChunk:
+    """A rank's weight that is not the chunk its inferred ``Shard`` gives it (by value).
+
+    Attributes:
+        seq_value: the weight's name in the sequential graph.
+        rank: the rank.
+        rank_value: the weight's name on that rank.
+        axis: the shard axis.
+        chunk: index of the chunk of the sequential weight (``chunks`` equal chunks along
+            ``axis``) that the rank holds; -1 when it holds none of them.
+        chunks: N for a plain ``Shard``, ``N / k`` for ``Shard(axis, replicas=k)``.
+    """
+
+    seq_value: str
+    rank: int
+    rank_value: str
+    axis: int
+    chunk: int
+    chunks: int
 
 
 @dataclass(frozen=True)
@@ -359,3 +389,84 @@ def apply_spec(
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         out[name] = InputRelation(name, layout, tuple(values), "spec")
     return list(out.values())
+
+
+def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
+    """Initializers among ``names`` whose data is stored in the model, as numpy arrays."""
+    from onnx import numpy_helper
+
+    out = {}
+    for init in model.graph.initializer:
+        if init.name in names and init.data_location != onnx.TensorProto.EXTERNAL:
+            try:
+                out[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError):  # no data (a shape-only export) or an odd dtype
+                continue
+    return out
+
+
+def check_weight_values(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], relations: Sequence[InputRelation]
+) -> tuple[list[InputRelation], list[MisplacedChunk], list[str]]:
+    """Confirm inferred ``Shard`` relations of weights by their values, where both sides store them.
+
+    Shapes say how many chunks a weight is cut into, not which chunk a rank holds: a weight
+    loader that gives rank r another rank's chunk (e.g. kv head ``r % K`` instead of
+    ``r // (N / K)``) keeps every shape. For each inferred ``Shard`` (plain or with
+    ``replicas``) of an initializer whose data is inline in the sequential graph and in every
+    rank, rank r's array must equal its chunk (:func:`analyzer.sim.layouts.distribute`).
+
+    Args:
+        seq: the sequential model.
+        ranks: the rank models.
+        relations: inferred input relations.
+
+    Returns:
+        (relations, misplaced, notes): the relations without the refuted ones; for each rank
+        whose array is not its chunk, which chunk it holds; one note per refuted relation.
+    """
+    import numpy as np
+
+    from analyzer.sim.layouts import distribute
+
+    n = len(ranks)
+    candidates = {
+        rel.seq_value: rel
+        for rel in relations
+        if rel.source == "inferred" and rel.layout.kind == "Shard" and not rel.layout.sections
+    }
+    if not candidates:
+        return list(relations), [], []
+    seq_arrays = _inline_array(seq, set(candidates))
+    rank_arrays = [_inline_array(m, {rel.rank_values[r] for rel in candidates.values()}) for r, m in enumerate(ranks)]
+    refuted: dict[str, list[MisplacedChunk]] = {}
+    for name, rel in candidates.items():
+        full = seq_arrays.get(name)
+        mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
+        if full is None or any(x is None for x in mine):
+            continue
+        lay = rel.layout
+        try:
+            expected = distribute(lay, full, n)
+        except ValueError:
+            continue
+        groups = n // lay.replicas if lay.replicas else n
+        chunks = np.split(full, groups, axis=lay.axis)
+        for r, (got, want) in enumerate(zip(mine, expected)):
+            if got.shape == want.shape and np.array_equal(got, want):
+                continue
+            same = [c for c, chunk in enumerate(chunks) if chunk.shape == got.shape and np.array_equal(chunk, got)]
+            found = same[0] if same else -1
+            refuted.setdefault(name, []).append(MisplacedChunk(name, r, rel.rank_values[r], lay.axis, found, groups))
+    notes = []
+    for name, bad in refuted.items():
+        lay = candidates[name].layout
+        k = lay.replicas or 1
+        each = "; ".join(
+            f"rank {m.rank} holds {'chunk ' + str(m.chunk) if m.chunk >= 0 else 'no chunk'} of {m.chunks}, "
+            f"{lay} gives it chunk {m.rank // k}"
+            for m in bad
+        )
+        notes.append(f"{name}: its values refute {lay} ({each})")
+    kept = [rel for rel in relations if rel.seq_value not in refuted]
+    return kept, [m for bad in refuted.values() for m in bad], notes
