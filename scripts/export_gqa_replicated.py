@@ -16,7 +16,10 @@ sequential model:
   an all-reduce (``torch.distributed._functional_collectives.all_reduce``, a forward hook on
   the module; exported as ``com.microsoft::AllReduce``);
 * ``k_proj``, ``v_proj``: rows ``[h * d, (h + 1) * d)`` with ``h = r // (N / K)``;
-* embeddings, norms and ``lm_head``: whole on every rank.
+* ``lm_head``: vocab rows ``[r * V / N, ...)`` (vLLM's ``ParallelLMHead``), logits all-gathered
+  along the vocab axis (``all_gather_tensor(..., gather_dim=-1)``: an all-gather on axis 0,
+  chunks concatenated on the last axis);
+* embeddings and norms: whole on every rank.
 
 HF's ``repeat_kv`` then repeats the rank's kv head ``(heads / N)`` times, where the
 sequential model repeats each of its K heads ``heads / K`` times.
@@ -77,7 +80,7 @@ def rank_state(sd: dict, cfg, rank: int, n: int, bug: str | None) -> dict:
     h = kv_head_of_rank(rank, n, cfg.num_key_value_heads, bug)
     out = {}
     for name, t in sd.items():
-        if name.endswith(("q_proj.weight", "gate_proj.weight", "up_proj.weight")):
+        if name.endswith(("q_proj.weight", "gate_proj.weight", "up_proj.weight")) or name == "lm_head.weight":
             out[name] = t.chunk(n, dim=0)[rank].clone()
         elif name.endswith(("o_proj.weight", "down_proj.weight")):
             out[name] = t.chunk(n, dim=1)[rank].clone()
@@ -103,13 +106,30 @@ def rank_config(cfg, n: int):
     return rc
 
 
-def add_allreduces(model, group) -> None:
-    """All-reduce (sum) the outputs of every o_proj and down_proj (row-parallel linears)."""
-    from torch.distributed._functional_collectives import all_reduce
+def rank_model(args, rcfg, state: dict, n: int):
+    """One rank's HF model: the class of the sequential model with the rank's config, its
+    ``lm_head`` a Linear to ``vocab / N`` logits (vLLM's ``ParallelLMHead``), weights loaded."""
+    import torch
+    import transformers
+
+    model = getattr(transformers, hf.FAMILIES[args.model][1])(rcfg).eval()
+    model.lm_head = torch.nn.Linear(rcfg.hidden_size, rcfg.vocab_size // n, bias=False)
+    model.load_state_dict(state, strict=True)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def add_collectives(model, group, world_size: int) -> None:
+    """All-reduce (sum) the outputs of every o_proj and down_proj (row-parallel linears), and
+    all-gather the vocab-sharded logits of lm_head along the vocab axis."""
+    from torch.distributed._functional_collectives import all_gather_tensor, all_reduce
 
     for name, mod in model.named_modules():
         if name.endswith(("self_attn.o_proj", "mlp.down_proj")):
             mod.register_forward_hook(lambda m, args, out: all_reduce(out, "sum", group))
+        elif name == "lm_head":
+            mod.register_forward_hook(lambda m, args, out: all_gather_tensor(out, out.dim() - 1, group))
 
 
 def produce(args, command: str) -> dict:
@@ -146,8 +166,8 @@ def produce(args, command: str) -> dict:
     for r in range(n):
         dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
         try:
-            model = hf.fresh_model(args, rcfg, rank_state(sd, cfg, r, n, args.bug))
-            add_allreduces(model, dist.group.WORLD)
+            model = rank_model(args, rcfg, rank_state(sd, cfg, r, n, args.bug), n)
+            add_collectives(model, dist.group.WORLD, n)
             gm = hf.trace(model, ids)
             doc = f"{hf_class} tensor-parallel rank {r}/{n}, kv heads replicated (shardlog example {out.name})"
             proto = hf.export_onnx(gm, ids, hf.constant_names(gm, model), rank=r, world_size=n,
@@ -191,7 +211,8 @@ def produce(args, command: str) -> dict:
             "self_attn.q_proj, mlp.gate_proj, mlp.up_proj": "column parallel (rows r*out/N ...)",
             "self_attn.k_proj, self_attn.v_proj": f"kv head of rank r: {heads} (replicated over {n // kv} ranks)",
             "self_attn.o_proj, mlp.down_proj": "row parallel, then all_reduce(sum)",
-            "embed_tokens, norms, lm_head": "whole on every rank",
+            "lm_head": "vocab rows r*V/N ..., logits all-gathered along the vocab axis",
+            "embed_tokens, norms": "whole on every rank",
         },
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
         "produced_by": command,
