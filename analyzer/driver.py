@@ -463,7 +463,7 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(shard_shapes(facts, inp.world_size))
     facts.extend(reshape_axis_maps(facts, inp.world_size))
     facts.extend(const_ints_text(facts))
-    facts.extend(section_spans(facts))
+    facts.extend(section_spans(facts, inp.world_size))
     facts.extend(replica_shard_shapes(facts, inp.world_size))
     facts.extend(replica_reshape_maps(facts, inp.world_size))
     t_oracles = time.perf_counter() - t1

@@ -219,10 +219,19 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         ):
             raise InputError(f"{where}.sections: expected a list of positive section sizes")
         replicas = entry.get("replicas")
-        if replicas is not None and (
-            not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31 or sections
+        if sections and replicas is not None:
+            # one count per section: vLLM's fused qkv with kv heads replicated, [1, 2, 2]
+            if (
+                not isinstance(replicas, list)
+                or len(replicas) != len(sections)
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x < 2**31 for x in replicas)
+            ):
+                raise InputError(f"{where}.replicas: expected one rank count >= 1 per section, got {replicas!r}")
+            replicas = tuple(replicas) if any(x > 1 for x in replicas) else None
+        elif replicas is not None and (
+            not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31
         ):
-            raise InputError(f"{where}.replicas: expected a rank count >= 2 (and no sections), got {replicas!r}")
+            raise InputError(f"{where}.replicas: expected a rank count >= 2, got {replicas!r}")
         layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None, replicas=replicas)
     else:
         raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
@@ -342,7 +351,7 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
     if layout.axis >= len(shape):
         raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
     dim = shape[layout.axis]
-    if layout.replicas:
+    if isinstance(layout.replicas, int):
         if n % layout.replicas:
             raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
         if isinstance(dim, int) and dim > 0 and dim % (n // layout.replicas):
@@ -355,8 +364,11 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
                 f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
                 f"but axis {layout.axis} has size {dim}"
             )
-        if any(size % n for size in layout.sections):
-            raise InputError(f"{path}: {name!r}: every section must split into {n} equal chunks")
+        reps = layout.section_replicas
+        if any(n % k or size % (n // k) for size, k in zip(layout.sections, reps)):
+            raise InputError(
+                f"{path}: {name!r}: every section must split into {n} (or N / replicas) equal chunks"
+            )
 
 
 def apply_spec(

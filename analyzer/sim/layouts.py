@@ -36,17 +36,19 @@ def _axis_size(value: np.ndarray, axis: int) -> int:
     return int(value.shape[axis])
 
 
-def _section_sizes(layout: Layout, dim: int, n: int) -> tuple[int, ...]:
-    """Sizes of the fused sections along the axis, checked against ``dim`` and ``n``."""
+def _section_sizes(layout: Layout, dim: int, n: int, reps: Sequence[int] = ()) -> tuple[int, ...]:
+    """Sizes of the fused sections along the axis, checked against ``dim`` and ``n`` (section
+    i is cut into ``n / reps[i]`` chunks)."""
     sections = tuple(layout.sections) if layout.sections else (dim,)
+    reps = tuple(reps) or (1,) * len(sections)
     if sum(sections) != dim:
         raise ValueError(
             f"sections {list(sections)} sum to {sum(sections)}, axis size is {dim}"
         )
-    for size in sections:
-        if size % n:
+    for size, k in zip(sections, reps):
+        if n % k or size % (n // k):
             raise ValueError(
-                f"section of size {size} does not split into {n} equal chunks"
+                f"section of size {size} does not split into {n // max(k, 1)} equal chunks"
             )
     return sections
 
@@ -84,15 +86,16 @@ def distribute(
     value = np.asarray(value)
     if layout.kind == "Replicate":
         return [value] * n
-    if layout.kind == "Shard" and layout.replicas:
+    if layout.kind == "Shard" and isinstance(layout.replicas, int):
         return _replica_pieces(layout, value, n)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         dim = _axis_size(value, axis)
-        sections = _section_sizes(layout, dim, n)
+        reps = layout.section_replicas or (1,)
+        sections = _section_sizes(layout, dim, n, reps)
         parts = np.split(value, np.cumsum(sections)[:-1], axis=axis)
-        chunks = [np.split(part, n, axis=axis) for part in parts]
-        return [np.concatenate([c[r] for c in chunks], axis=axis) for r in range(n)]
+        chunks = [np.split(part, n // k, axis=axis) for part, k in zip(parts, reps)]
+        return [np.concatenate([c[r // k] for c, k in zip(chunks, reps)], axis=axis) for r in range(n)]
     rng = rng if rng is not None else np.random.default_rng(0)
     if layout.reduce == "sum":
         return _partial_sum_pieces(value, n, rng)
@@ -123,14 +126,14 @@ def _replica_pieces(layout: Layout, value: np.ndarray, n: int) -> list[np.ndarra
     return [np.split(chunks[r // k], k, axis=layout.inner)[r % k] for r in range(n)]
 
 
-def _replica_rebuild(layout: Layout, arrays: Sequence[np.ndarray], offset: int = 0) -> np.ndarray:
-    """Inverse of :func:`_replica_pieces` from ranks ``offset, k + offset, 2k + offset, ...``
-    (``inner``: every rank of each group)."""
+def _replica_rebuild(layout: Layout, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Inverse of :func:`_replica_pieces` from ranks ``0, k, 2k, ...`` (``inner``: every rank
+    of each group)."""
     k = int(layout.replicas)  # type: ignore[arg-type]
     groups = _groups(layout, len(arrays))
     axis = int(layout.axis)  # type: ignore[arg-type]
     if layout.inner is None:
-        return np.concatenate([arrays[g * k + offset] for g in range(groups)], axis=axis)
+        return np.concatenate([arrays[g * k] for g in range(groups)], axis=axis)
     return np.concatenate(
         [np.concatenate(arrays[g * k : g * k + k], axis=layout.inner) for g in range(groups)], axis=axis
     )
@@ -185,7 +188,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         Shard: concatenation along ``axis``; with ``sections`` each piece is cut into
         per-section chunks (``section / N`` each) and the sections are re-interleaved.
         With ``replicas=k``: the pieces of ranks 0, k, 2k, ... concatenated along ``axis``
-        (with ``inner``: each group's k pieces concatenated along ``inner`` first).
+        (with ``inner``: each group's k pieces concatenated along ``inner`` first). A section
+        with ``replicas`` k is rebuilt from ranks 0, k, 2k, ....
         Partial(sum): elementwise sum in rank order. Partial(max): elementwise maximum.
 
     Raises:
@@ -197,17 +201,20 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     n = len(arrays)
     if layout.kind == "Replicate":
         return arrays[0]
-    if layout.kind == "Shard" and layout.replicas:
+    if layout.kind == "Shard" and isinstance(layout.replicas, int):
         return _replica_rebuild(layout, arrays)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         if not layout.sections:
             return np.concatenate(arrays, axis=axis)
         sections = tuple(layout.sections)
-        local = [size // n for size in sections]
+        reps = layout.section_replicas
+        if any(n % k or size % (n // k) for size, k in zip(sections, reps)):
+            raise ValueError(f"sections {list(sections)} do not split over {n} ranks")
+        local = [size * k // n for size, k in zip(sections, reps)]
         for r, piece in enumerate(arrays):
             dim = _axis_size(piece, axis)
-            if dim != sum(local) or any(size % n for size in sections):
+            if dim != sum(local):
                 raise ValueError(
                     f"piece {r} has size {dim} along axis {axis}; sections {list(sections)} "
                     f"over {n} ranks need {sum(local)}"
@@ -216,8 +223,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         split = [np.split(piece, cuts, axis=axis) for piece in arrays]
         return np.concatenate(
             [
-                np.concatenate([split[r][i] for r in range(n)], axis=axis)
-                for i in range(len(local))
+                np.concatenate([split[r][i] for r in range(0, n, k)], axis=axis)
+                for i, k in enumerate(reps)
             ],
             axis=axis,
         )
@@ -284,27 +291,25 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
 
     Returns:
         Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Shard with
-        ``replicas=k`` (no ``inner``): the largest error of ``s`` rebuilt from ranks
-        ``j, k + j, ...`` over ``j < k`` (every rank must hold its group's chunk). Otherwise
-        ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
+        ``replicas``: ``max_r max|d_r - distribute(s)[r]|`` (every rank must hold its group's
+        chunk). Otherwise ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
         cannot apply; never raises.
     """
     if not pieces:
         return float("inf")
     if layout.kind == "Replicate":
         return max(max_abs_diff(p, seq_value) for p in pieces)
-    # replicated groups without an inner split: every rank of a group must hold the chunk,
-    # so the value is rebuilt once from each member position (ranks j, k + j, 2k + j, ...)
-    offsets = range(int(layout.replicas)) if layout.replicas and layout.inner is None else range(1)
     try:
         arrays = [np.asarray(p) for p in pieces]
         if layout.replicas:
-            rebuilt = [_replica_rebuild(layout, arrays, j) for j in offsets]
-        else:
-            rebuilt = [rebuild(layout, arrays)]
+            # replicated groups: every rank must hold its group's chunk, so each piece is
+            # compared with the piece the layout gives that rank
+            expected = distribute(layout, np.asarray(seq_value), len(arrays))
+            return max(max_abs_diff(a, e) for a, e in zip(arrays, expected))
+        rebuilt = rebuild(layout, arrays)
     except (ValueError, TypeError, IndexError, np.exceptions.AxisError):
         return float("inf")
-    return max(max_abs_diff(x, seq_value) for x in rebuilt)
+    return max_abs_diff(rebuilt, seq_value)
 
 
 def relative_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> float:
