@@ -227,3 +227,108 @@ def test_plain_shard_weight_of_another_rank_and_a_foreign_weight_are_named(write
     result = check(foreign["seq"], [foreign["rank0"], foreign["rank1"]])
     assert result.verdict == "discrepancy"
     assert "weight-not-a-chunk" in result.verdict_.discrepancies[0].hint_ids
+
+
+# --- vLLM's fused qkv_proj with replicated kv heads ----------------------------------------------
+
+
+def test_fused_sections_with_replicated_sections():
+    lay = Layout("Shard", axis=0, sections=(8, 4, 4), replicas=(1, 2, 2))
+    assert lay.param == "8,4:rep2,4:rep2" and Layout.from_row("Shard", 0, lay.param) == lay
+    value = np.arange(16, dtype=np.float32)
+    pieces = distribute(lay, value, 4)
+    # rank 2: q rows 4..5, kv head 1 of k (12..13 -> 10, 11) and of v (14, 15)
+    assert pieces[2].tolist() == [4, 5, 10, 11, 14, 15]
+    assert np.array_equal(rebuild(lay, pieces), value) and relation_error(lay, value, pieces) == 0.0
+    wrong = [pieces[0], pieces[2], pieces[1], pieces[3]]
+    assert relation_error(lay, value, wrong) > 1
+
+
+def test_spec_takes_one_replica_count_per_section(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("relations:\n  w: {shard: 0, sections: [8, 4, 4], replicas: [1, 2, 2]}\n")
+    assert load_spec(spec).relations["w"][0] == Layout("Shard", axis=0, sections=(8, 4, 4), replicas=(1, 2, 2))
+    spec.write_text("relations:\n  w: {shard: 0, sections: [8, 4, 4], replicas: [1, 2]}\n")
+    with pytest.raises(InputError, match="one rank count >= 1 per section"):
+        load_spec(spec)
+
+
+def test_section_oracles_place_replicated_sections_in_the_rank_piece():
+    from analyzer.oracles import section_spans
+
+    facts = FactTables()
+    facts.add("InputPiece", s="w", r=0, d="w", kind="Shard", axis=0, param="8,4:rep2,4:rep2")
+    facts.add("Value_Shape", g="seq", value="y", shape="6,16")
+    facts.add("Value_Shape", g="seq", value="tail", shape="6,8")
+    spans = section_spans(facts, 4)
+    local = {(r["start"], r["end"]): (r["local_start"], r["local_end"]) for r in spans.rows("SectionLocalSpan")}
+    assert local[(8, 16)] == (2, 6) and local[(12, 16)] == (4, 6) and local[(0, 8)] == (0, 2)
+    of = {r["index"]: (r["sizes"], r["span"]) for r in spans.rows("SectionOf")}
+    assert of == {0: ("8,4,4", ""), 1: ("8,4,4", "rep2"), 2: ("8,4,4", "rep2")}
+    text = {(r["start"], r["end"]): r["span"] for r in spans.rows("SectionSpan")}
+    assert text[(8, 16)] == "4:rep2,4:rep2" and text[(12, 16)] == "rep2"
+    rows = replica_shard_shapes(facts, 4).rows("ParamShardShape")
+    shapes = {(r["s"], r["axis"], r["param"]): r["shape"] for r in rows}
+    assert shapes[("y", 1, "8,4:rep2,4:rep2")] == "6,6" and shapes[("tail", 1, "4:rep2,4:rep2")] == "6,4"
+    assert ("y", 1, "4:rep2,4:rep2") not in shapes  # only on axes of the run's total size
+
+
+def _fused_qkv(name: str, q: int, kv: int) -> str:
+    """vLLM Qwen2Attention.forward up to the attention kernel, with its rotary embedding replaced
+    by a scaling: qkv = linear(x); q, k, v = qkv.split(...); q, k rotated in place (torch's
+    slice_scatter: Concat of the new q with a Slice of the rest, then of a Slice of q, the new k
+    and a Slice of v); the fused tensor split again."""
+    total = q + 2 * kv
+    return f"""{HEADER}
+{name} (float[6, 4] x, float[{total}, 4] w) => (float[6, {q}] q2, float[6, {kv}] k2, float[6, {kv}] v2) {{
+  sizes = Constant<value = int64[3] {{{q}, {kv}, {kv}}}>()
+  st1 = Constant<value = int64[1] {{{q}}}>()
+  en1 = Constant<value = int64[1] {{{total}}}>()
+  st2 = Constant<value = int64[1] {{0}}>()
+  en2 = Constant<value = int64[1] {{{q}}}>()
+  st3 = Constant<value = int64[1] {{{q + kv}}}>()
+  ax = Constant<value = int64[1] {{1}}>()
+  two = Constant<value = float {{2.0}}>()
+  wt = Transpose<perm = [1, 0]>(w)
+  qkv = MatMul(x, wt)
+  q, k, v = Split<axis = 1>(qkv, sizes)
+  qr = Mul(q, two)
+  kr = Mul(k, two)
+  tail = Slice(qkv, st1, en1, ax)
+  s1 = Concat<axis = 1>(qr, tail)
+  head = Slice(s1, st2, en2, ax)
+  rest = Slice(s1, st3, en1, ax)
+  s2 = Concat<axis = 1>(head, kr, rest)
+  q2, k2, v2 = Split<axis = 1>(s2, sizes)
+}}"""
+
+
+def test_fused_qkv_with_replicated_kv_heads_is_cut_and_glued_section_by_section(write_models, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("relations:\n  w: {shard: 0, sections: [8, 4, 4], replicas: [1, 2, 2]}\n")
+    models = {"seq": model_from_text(_fused_qkv("seq", 8, 4))}
+    models.update({f"rank{r}": model_from_text(_fused_qkv("rank", 2, 2)) for r in range(4)})
+    paths = write_models(models)
+    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(4)], relations=spec, numeric=True)
+    assert result.verdict == "verified", [(d.node, d.hints) for d in result.verdict_.discrepancies]
+    assert [o.relation for o in result.verdict_.outputs] == ["Shard(1)", "Shard(1, replicas=2)", "Shard(1, replicas=2)"]
+    assert max(result.numeric.values()) < 1e-5
+    holds = {(s, p) for s, k, a, p in result.derivation.derived["Holds"]}
+    assert ("s1", "8,4:rep2,4:rep2") in holds and ("tail", "4:rep2,4:rep2") in holds
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert refuted == [] and checked >= 15
+
+
+def test_rotated_key_glued_back_in_the_value_slot_is_flagged_at_the_concat(write_models, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("relations:\n  w: {shard: 0, sections: [8, 4, 4], replicas: [1, 2, 2]}\n")
+    glue = "s2 = Concat<axis = 1>(head, {}, {})"
+    bad = _fused_qkv("rank", 2, 2).replace(glue.format("kr", "rest"), glue.format("rest", "kr"))
+    assert bad != _fused_qkv("rank", 2, 2)
+    models = {"seq": model_from_text(_fused_qkv("seq", 8, 4)), **{f"rank{r}": model_from_text(bad) for r in range(4)}}
+    paths = write_models(models)
+    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(4)], relations=spec, numeric=True)
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "Concat" and "s2" in first.outputs
+    assert max(result.numeric.values()) > 0.1
