@@ -364,11 +364,10 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
                 f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
                 f"but axis {layout.axis} has size {dim}"
             )
-        reps = layout.section_replicas
-        if any(n % k or size % (n // k) for size, k in zip(layout.sections, reps)):
-            raise InputError(
-                f"{path}: {name!r}: every section must split into {n} (or N / replicas) equal chunks"
-            )
+        for size, k in zip(layout.sections, layout.section_replicas):
+            if n % k or size % (n // k):
+                what = f"{n}" if k == 1 else f"{n} / replicas = {n / k:g}"
+                raise InputError(f"{path}: {name!r}: every section must split into {what} equal chunks")
 
 
 def apply_spec(
