@@ -332,3 +332,34 @@ def test_rotated_key_glued_back_in_the_value_slot_is_flagged_at_the_concat(write
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "Concat" and "s2" in first.outputs
     assert max(result.numeric.values()) > 0.1
+
+
+def _slice_of_fused(name: str, rows: int, start: int, end: int, out: int) -> str:
+    return f"""{HEADER}
+{name} (float[6, 4] x, float[{rows}, 4] w) => (float[6, {out}] y) {{
+  st = Constant<value = int64[1] {{{start}}}>()
+  en = Constant<value = int64[1] {{{end}}}>()
+  ax = Constant<value = int64[1] {{1}}>()
+  wt = Transpose<perm = [1, 0]>(w)
+  f = MatMul(x, wt)
+  y = Slice(f, st, en, ax)
+}}"""
+
+
+@pytest.mark.parametrize(("local", "verdict"), [((4, 6), "verified"), ((2, 4), "discrepancy")])
+def test_a_plain_section_after_replicated_ones_is_sliced_where_it_lies_in_the_piece(
+    write_models, tmp_path, local, verdict
+):
+    # sections [4, 4, 8] with replicas [2, 2, 1] over 4 ranks: each rank's piece is 2 + 2 + 2
+    # rows, so the plain section [8, 16) is at [4, 6) of a piece, not at [8 / 4, 16 / 4)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("relations:\n  w: {shard: 0, sections: [4, 4, 8], replicas: [2, 2, 1]}\n")
+    models = {"seq": model_from_text(_slice_of_fused("seq", 16, 8, 16, 8))}
+    models.update({f"rank{r}": model_from_text(_slice_of_fused("rank", 6, *local, 2)) for r in range(4)})
+    paths = write_models(models)
+    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(4)], relations=spec, numeric=True)
+    assert result.verdict == verdict
+    if verdict == "verified":
+        assert result.verdict_.outputs[0].relation == "Shard(1)" and result.numeric["y"] < 1e-5
+    else:
+        assert result.verdict_.discrepancies[0].op_type == "Slice" and result.numeric["y"] > 0.1
