@@ -15,7 +15,8 @@ sequential model:
   (column parallel); ``o_proj``, ``down_proj``: the same columns (row parallel), followed by
   an all-reduce (``torch.distributed._functional_collectives.all_reduce``, a forward hook on
   the module; exported as ``com.microsoft::AllReduce``);
-* ``k_proj``, ``v_proj``: rows ``[h * d, (h + 1) * d)`` with ``h = r // (N / K)``;
+* ``k_proj``, ``v_proj``: rows ``[h * d, (h + 1) * d)`` with ``h = r // (N / K)`` (and the same
+  elements of their biases, Qwen2);
 * ``lm_head``: vocab rows ``[r * V / N, ...)`` (vLLM's ``ParallelLMHead``), logits all-gathered
   along the vocab axis (``all_gather_tensor(..., gather_dim=-1)``: an all-gather on axis 0,
   chunks concatenated on the last axis);
@@ -35,7 +36,7 @@ simulator; ``case.yaml`` records the measured error.
 
 Usage::
 
-    python scripts/export_gqa_replicated.py --case llama_tp4_kv2
+    python scripts/export_gqa_replicated.py --case llama_tp4_kv2      # also qwen2_tp4_kv2, ..._bug_...
     python scripts/export_gqa_replicated.py --all
 """
 
@@ -63,6 +64,8 @@ _BASE = dict(model="llama", world_size=4, hidden=64, intermediate=128, heads=8, 
 PRESETS = {
     "llama_tp4_kv2": dict(_BASE),
     "llama_tp4_kv2_bug_kv_heads_misassigned": dict(_BASE, bug="kv_heads_misassigned"),
+    # Qwen2: q/k/v biases (the k/v bias elements of kv head h), linears exported as Gemm
+    "qwen2_tp4_kv2": dict(_BASE, model="qwen2"),
 }
 
 
@@ -80,12 +83,13 @@ def rank_state(sd: dict, cfg, rank: int, n: int, bug: str | None) -> dict:
     h = kv_head_of_rank(rank, n, cfg.num_key_value_heads, bug)
     out = {}
     for name, t in sd.items():
-        if name.endswith(("q_proj.weight", "gate_proj.weight", "up_proj.weight")) or name == "lm_head.weight":
-            out[name] = t.chunk(n, dim=0)[rank].clone()
+        module = name.rpartition(".")[0]
+        if module.endswith(("q_proj", "gate_proj", "up_proj")) or module == "lm_head":
+            out[name] = t.chunk(n, dim=0)[rank].clone()  # weight rows and bias (Qwen2's q bias)
         elif name.endswith(("o_proj.weight", "down_proj.weight")):
             out[name] = t.chunk(n, dim=1)[rank].clone()
-        elif name.endswith(("k_proj.weight", "v_proj.weight")):
-            out[name] = t[h * d : (h + 1) * d].clone()
+        elif module.endswith(("k_proj", "v_proj")):
+            out[name] = t[h * d : (h + 1) * d].clone()  # weight rows and bias of kv head h
         else:
             out[name] = t.clone()
     return out
