@@ -12,6 +12,7 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       input_ids: replicate
       model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
       model.layers.0.self_attn.k_proj.weight: {shard: 0, replicas: 2}   # rank r: chunk r // 2
+      qkv_proj.weight: {shard: 0, sections: [1536, 256, 256], replicas: [1, 2, 2]}  # per section
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
     outputs: [0]                  # optional; check only these output positions (all by default)
