@@ -22,9 +22,23 @@ from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
 from analyzer.facts.extract import ModelFile, load_model_file, with_graph
 from analyzer.memo import boundary_is_fixpoint, collapse_layers
-from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
+from analyzer.oracles import (
+    const_ints_text,
+    replica_reshape_maps,
+    replica_shard_shapes,
+    reshape_axis_maps,
+    section_spans,
+    shard_shapes,
+)
 from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
-from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
+from analyzer.relations import (
+    InputRelation,
+    MisplacedChunk,
+    apply_spec,
+    check_weight_values,
+    infer_input_relations,
+    load_spec,
+)
 from analyzer.rulebook import rule_files, schema_files
 
 __all__ = ["CheckInput", "Derivation", "load_inputs", "derive", "graph_name"]
@@ -55,6 +69,7 @@ class CheckInput:
     canonical_ranks: list[onnx.ModelProto] = field(default_factory=list)
     pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
     same_graph: list[int] = field(default_factory=list)
+    misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
 
     @property
     def world_size(self) -> int:
@@ -238,8 +253,11 @@ def load_inputs(
         ranks = [load_graph(p, sequential=False, known=known, **extra) for p in rank_paths]
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks)
     relations, notes = infer_input_relations(seq, ranks)
+    relations, misplaced, refuted = check_weight_values(seq, ranks, relations)
+    notes += refuted
     if spec is not None:
         relations = apply_spec(relations, spec, seq, ranks)
+        misplaced = [m for m in misplaced if m.seq_value not in spec.relations]
     same = known.same if len(known.same) == 1 + len(ranks) else []
     canonical = _canonical_forms([seq, *ranks], same)
     return CheckInput(
@@ -253,6 +271,7 @@ def load_inputs(
         canonical[1:],
         info,
         same,
+        misplaced,
     )
 
 
@@ -289,14 +308,14 @@ def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTab
             continue
         lay = rel.layout
         axis = lay.axis if lay.axis is not None else -1
-        if lay.kind == "Partial":
-            param = lay.reduce or "sum"
-        elif lay.sections:
-            param = ",".join(map(str, lay.sections))
-        else:
-            param = ""
+        param = lay.param
         for r, d in enumerate(rel.rank_values):
             facts.add("InputPiece", s=rel.seq_value, r=r, d=d, kind=lay.kind, axis=axis, param=param)
+    for m in inp.misplaced:
+        if seq_values is None or m.seq_value in seq_values:
+            facts.add(
+                "MisplacedChunk", s=m.seq_value, r=m.rank, d=m.rank_value, axis=m.axis, chunk=m.chunk, chunks=m.chunks
+            )
     return facts
 
 
@@ -444,7 +463,9 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(shard_shapes(facts, inp.world_size))
     facts.extend(reshape_axis_maps(facts, inp.world_size))
     facts.extend(const_ints_text(facts))
-    facts.extend(section_spans(facts))
+    facts.extend(section_spans(facts, inp.world_size))
+    facts.extend(replica_shard_shapes(facts, inp.world_size))
+    facts.extend(replica_reshape_maps(facts, inp.world_size))
     t_oracles = time.perf_counter() - t1
     run_program = instrument(program) if coverage else program
 

@@ -8,7 +8,23 @@ A *layout* says how the rank values ``d_0 .. d_{N-1}`` rebuild the sequential va
   ``s`` is made of consecutive sections of those sizes along ``axis`` and *each section* is
   sharded across ranks (Megatron fused QKV with GQA: sections q, k, v): rank r holds
   ``concat(section_0[chunk r], section_1[chunk r], ...)``.
+- ``Shard(axis, replicas=k)``: the ranks form ``N / k`` groups of ``k`` consecutive ranks
+  (a ``(N / k, k)`` device mesh, row-major); ``s == concat(c_0 .. c_{N/k-1}, axis)`` and every
+  rank of group g (ranks ``g*k .. g*k+k-1``) holds ``c_g``. This is how vLLM
+  (``QKVParallelLinear``, ``num_kv_head_replicas = N / K``) and Megatron-LM place K < N kv
+  heads: rank r holds kv head ``r // (N / K)``. With ``inner=b`` the ranks of a group do not
+  hold the same piece: they split ``c_g`` further along axis ``b`` (rank ``g*k + j`` holds
+  chunk j of k), DTensor placements ``(Shard(axis), Shard(b))`` on that mesh; HF's
+  ``repeat_kv`` makes this of a replicated kv head before it views it as plain ``Shard``.
+- ``Shard(axis, sections=(a, b, c), replicas=(1, k, k))``: fused sections where section i is
+  cut into ``N / replicas[i]`` chunks and rank r holds chunk ``r // replicas[i]`` of it (vLLM's
+  fused ``qkv_proj`` with K < N kv heads: q sharded, k and v replicated over groups).
 - ``Partial(sum)`` / ``Partial(max)``: ``s == reduce(d_0 .. d_{N-1})`` (a pending all-reduce).
+
+In the relation tables a layout is three columns ``(kind, axis, param)``: ``param`` is ""
+(plain), the section sizes ("64,16,16"; a replicated section as "16:rep2"), ``"rep{k}"`` /
+``"rep{k}/{b}"`` (replicas, inner axis) or the reduce op of ``Partial`` (:attr:`Layout.param`,
+:meth:`Layout.from_row`).
 """
 
 from __future__ import annotations
@@ -30,12 +46,19 @@ class Layout:
         sections: sizes of the fused sections along ``axis`` in the *sequential* tensor,
             each sharded across ranks; ``None`` for one plain block.
         reduce: ``"sum"`` or ``"max"`` for ``Partial``; ``None`` otherwise.
+        replicas: for ``Shard``, the number k (>= 2) of consecutive ranks that hold the same
+            chunk (``N / k`` chunks along ``axis``); ``None`` for one chunk per rank. With
+            ``sections``: one count (>= 1) per section.
+        inner: with ``replicas``, the axis along which the k ranks of a group split their
+            group's chunk; ``None`` when they hold it whole.
     """
 
     kind: str
     axis: int | None = None
     sections: tuple[int, ...] | None = None
     reduce: str | None = None
+    replicas: int | tuple[int, ...] | None = None
+    inner: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
@@ -44,10 +67,63 @@ class Layout:
             raise ValueError("Shard needs an axis; Replicate and Partial take none")
         if self.kind == "Partial" and self.reduce not in ("sum", "max"):
             raise ValueError("Partial needs reduce='sum' or 'max'")
+        if isinstance(self.replicas, tuple):
+            if self.kind != "Shard" or not self.sections or len(self.replicas) != len(self.sections):
+                raise ValueError("replicas per section needs a Shard with that many sections")
+            if any(k < 1 for k in self.replicas) or self.inner is not None:
+                raise ValueError("replicas per section are counts >= 1 (and take no inner axis)")
+        elif self.replicas is not None and (self.kind != "Shard" or self.sections or self.replicas < 2):
+            raise ValueError("replicas (>= 2) is a parameter of a Shard without sections")
+        if self.inner is not None and (self.replicas is None or self.inner == self.axis or self.inner < 0):
+            raise ValueError("inner needs replicas and an axis other than the shard axis")
+
+    @property
+    def param(self) -> str:
+        """The ``param`` column of this layout in the relation tables (module docstring)."""
+        if self.kind == "Partial":
+            return self.reduce or "sum"
+        if self.sections:
+            reps = self.section_replicas
+            return ",".join(f"{size}:rep{k}" if k > 1 else str(size) for size, k in zip(self.sections, reps))
+        if self.replicas:
+            return f"rep{self.replicas}" + (f"/{self.inner}" if self.inner is not None else "")
+        return ""
+
+    @property
+    def section_replicas(self) -> tuple[int, ...]:
+        """Replica count of each section (1: sharded over all ranks); ``()`` without sections."""
+        if not self.sections:
+            return ()
+        return self.replicas if isinstance(self.replicas, tuple) else (1,) * len(self.sections)
+
+    @classmethod
+    def from_row(cls, kind: str, axis: int, param: str) -> Layout:
+        """The layout of a ``(kind, axis, param)`` row (inverse of :attr:`param`).
+
+        Raises:
+            ValueError: a param that is none of the forms in the module docstring.
+        """
+        if kind == "Shard":
+            if param.startswith("rep"):
+                reps, _, inner = param[3:].partition("/")
+                return cls("Shard", axis=axis, replicas=int(reps), inner=int(inner) if inner else None)
+            if not param:
+                return cls("Shard", axis=axis)
+            entries = [x.partition(":rep") for x in param.split(",")]
+            sections = tuple(int(size) for size, _, _ in entries)
+            reps = tuple(int(k) if k else 1 for _, _, k in entries)
+            return cls("Shard", axis=axis, sections=sections, replicas=reps if any(k > 1 for k in reps) else None)
+        if kind == "Partial":
+            return cls("Partial", reduce=param or "sum")
+        return cls(kind)
 
     def __str__(self) -> str:
         if self.kind == "Shard":
             extra = f", sections={list(self.sections)}" if self.sections else ""
+            if self.sections and self.replicas:
+                extra += f", replicas={list(self.section_replicas)}"
+            elif self.replicas:
+                extra = f", replicas={self.replicas}" + (f", inner={self.inner}" if self.inner is not None else "")
             return f"Shard({self.axis}{extra})"
         if self.kind == "Partial":
             return f"Partial({self.reduce})"

@@ -21,6 +21,9 @@ __all__ = [
     "reshape_strided_map",
     "strided_param",
     "section_spans",
+    "replica_factors",
+    "replica_shard_shapes",
+    "replica_reshape_maps",
 ]
 
 
@@ -179,19 +182,163 @@ def const_ints_text(facts: FactTables) -> FactTables:
     return out
 
 
-def section_spans(facts: FactTables) -> FactTables:
+def _section_entries(param: str) -> list[tuple[str, int, int]]:
+    """(entry text, size, replicas) of each section of a fused-sections param ("64,16:rep2")."""
+    out = []
+    for entry in param.split(","):
+        size, _, k = entry.partition(":rep")
+        out.append((entry, int(size), int(k) if k else 1))
+    return out
+
+
+def section_spans(facts: FactTables, world_size: int | None = None) -> FactTables:
     """``SectionSpan(param, start, end, span)``: for every fused-sections layout param of the
     input relations (e.g. "1536,256,256"), the element range [start, end) of
     each run of consecutive sections along the axis, and that run's own param ("" for one
-    section, e.g. "256,256" for the last two). A slice of exactly those elements keeps them
-    sharded section by section."""
-    params = {row["param"] for row in facts.rows("InputPiece") if row["kind"] == "Shard" and row["param"]}
+    section, "rep{k}" for one section replicated over groups of k ranks, e.g. "256,256" for
+    the last two). A slice of exactly those elements keeps them sharded section by section.
+
+    With ``world_size`` and a param with replicated sections (``"1536,256:rep2,256:rep2"``),
+    also ``SectionLocalSpan(param, start, end, local_start, local_end)``: where that run lies in
+    a rank's piece, and ``SectionOf(param, index, sizes, span)``: section ``index``'s own param
+    when the sections are cut by sizes ``sizes`` ("1536,256,256")."""
+    params = {
+        row["param"]
+        for row in facts.rows("InputPiece")
+        if row["kind"] == "Shard" and row["param"] and not row["param"].startswith("rep")
+    }
     out = FactTables()
     for param in sorted(params):
-        sizes = [int(x) for x in param.split(",")]
+        entries = _section_entries(param)
+        sizes = [size for _, size, _ in entries]
         bounds = [0, *itertools.accumulate(sizes)]
+        mixed = world_size is not None and any(k > 1 for _, _, k in entries)
+        if mixed:
+            local = [0, *itertools.accumulate(size * k // world_size for _, size, k in entries)]
+            plain = ",".join(map(str, sizes))
         for i in range(len(sizes)):
             for j in range(i + 1, len(sizes) + 1):
-                span = ",".join(map(str, sizes[i:j])) if j - i > 1 else ""
+                if j - i > 1:
+                    span = ",".join(text for text, _, _ in entries[i:j])
+                else:
+                    span = f"rep{entries[i][2]}" if entries[i][2] > 1 else ""
                 out.add("SectionSpan", param=param, start=bounds[i], end=bounds[j], span=span)
+                if mixed:
+                    out.add(
+                        "SectionLocalSpan", param=param, start=bounds[i], end=bounds[j],
+                        local_start=local[i], local_end=local[j],
+                    )
+                    if j == i + 1:
+                        out.add("SectionOf", param=param, index=i, sizes=plain, span=span)
+    return out
+
+
+def replica_factors(facts: FactTables, world_size: int) -> list[int]:
+    """The group sizes k of the ``Shard(axis, replicas=k)`` input relations (param "rep{k}")."""
+    ks = set()
+    for row in facts.rows("InputPiece"):
+        param = row["param"]
+        if row["kind"] != "Shard" or "rep" not in param:
+            continue
+        if param.startswith("rep"):
+            found = [int(param[3:].partition("/")[0])]
+        else:  # fused sections, some replicated ("1536,256:rep2,256:rep2")
+            found = [k for _, _, k in _section_entries(param)]
+        ks.update(k for k in found if 1 < k < world_size and world_size % k == 0)
+    return sorted(ks)
+
+
+def _mixed_section_params(facts: FactTables) -> set[str]:
+    """Fused-sections params with replicated sections, and every run of two or more of their
+    consecutive sections that has one (what slices and concats of the fused tensor carry)."""
+    out = set()
+    for row in facts.rows("InputPiece"):
+        param = row["param"]
+        if row["kind"] == "Shard" and ":rep" in param:
+            entries = [text for text, _, _ in _section_entries(param)]
+            for i in range(len(entries)):
+                for j in range(i + 2, len(entries) + 1):
+                    run = ",".join(entries[i:j])
+                    if ":rep" in run:
+                        out.add(run)
+    return out
+
+
+def replica_shard_shapes(facts: FactTables, world_size: int) -> FactTables:
+    """``ParamShardShape(s, axis, param, shape)`` for the replicated-group layouts
+    (analyzer/layout.py): with groups of k ranks, "rep{k}" divides the axis by ``N / k``, and
+    "rep{k}/{b}" also divides axis b by k. Rows only for the factors k of the input relations;
+    also for fused-sections params with replicated sections (section i divided by
+    ``N / replicas[i]``) on the axes of their total size."""
+    out = FactTables()
+    mixed = sorted(_mixed_section_params(facts))
+    if mixed:
+        for value, dims in _seq_shapes(facts).items():
+            for param in mixed:
+                entries = _section_entries(param)
+                total = sum(size for _, size, _ in entries)
+                if any(world_size % k or size % (world_size // k) for _, size, k in entries):
+                    continue
+                for axis, size in enumerate(dims):
+                    if size == total:
+                        local = dims.copy()
+                        local[axis] = sum(size * k // world_size for _, size, k in entries)
+                        out.add("ParamShardShape", s=value, axis=axis, param=param, shape=",".join(map(str, local)))
+    for k in replica_factors(facts, world_size):
+        groups = world_size // k
+        for value, dims in _seq_shapes(facts).items():
+            for axis, size in enumerate(dims):
+                if size <= 0 or size % groups:
+                    continue
+                local = dims.copy()
+                local[axis] = size // groups
+                out.add("ParamShardShape", s=value, axis=axis, param=f"rep{k}", shape=",".join(map(str, local)))
+                for b, inner in enumerate(dims):
+                    if b != axis and inner > 0 and inner % k == 0:
+                        both = local.copy()
+                        both[b] = inner // k
+                        out.add(
+                            "ParamShardShape", s=value, axis=axis, param=f"rep{k}/{b}", shape=",".join(map(str, both))
+                        )
+    return out
+
+
+def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
+    """``ReshapeStridedMap`` rows of the replicated-group layouts for reshape-like seq nodes.
+
+    A ``Shard(a, replicas=k)`` is N / k contiguous chunks, so it maps like a plain shard over
+    N / k ranks (:func:`reshape_axis_map`): "rep{k}" -> "rep{k}". A ``Shard(a, replicas=k,
+    inner=a+1)`` whose axis a has N / k elements (one per group), with axes a and a + 1 merged
+    into output axis b (same leading product), is the plain ``Shard(b)``: rank ``g*k + j``
+    holds elements ``[(g*k + j) * m, ...)`` of the merged axis, m = size(a+1) / k (HF's
+    ``repeat_kv`` reshape of the expanded kv heads).
+    """
+    ks = replica_factors(facts, world_size)
+    out = FactTables()
+    if not ks:
+        return out
+    shapes = _seq_shapes(facts)
+    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
+    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
+    for node, src in first_in.items():
+        dst = first_out.get(node)
+        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
+            continue
+        a_shape, b_shape = shapes[src], shapes[dst]
+        if math.prod(a_shape) != math.prod(b_shape):
+            continue
+        for k in ks:
+            groups = world_size // k
+            if groups >= 2:
+                for a, b in reshape_axis_map(a_shape, b_shape, groups).items():
+                    out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}", out_axis=b, out_param=f"rep{k}")
+            for a in range(len(a_shape) - 1):
+                if a_shape[a] != groups or a_shape[a + 1] % k:
+                    continue
+                lead = math.prod(a_shape[:a])
+                for b, size in enumerate(b_shape):
+                    if math.prod(b_shape[:b]) == lead and size == a_shape[a] * a_shape[a + 1]:
+                        out.add(
+                            "ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}/{a + 1}", out_axis=b, out_param=""
+                        )
     return out

@@ -2,13 +2,17 @@
 
 Inferred from names and shapes (the same name on every rank; the same shape means
 ``Replicate``; one axis divided by the world size means ``Shard(axis)`` with rank r holding
-chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out),
+chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out;
+one axis divided by ``N / k`` means ``Shard(axis, replicas=k)``, rank r holding chunk
+``r // k``, as vLLM and Megatron-LM place K < N kv heads),
 then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
 
     world_size: 2                 # optional; checked against the number of rank files
     relations:
       input_ids: replicate
       model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
+      model.layers.0.self_attn.k_proj.weight: {shard: 0, replicas: 2}   # rank r: chunk r // 2
+      qkv_proj.weight: {shard: 0, sections: [1536, 256, 256], replicas: [1, 2, 2]}  # per section
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
     outputs: [0]                  # optional; check only these output positions (all by default)
@@ -39,7 +43,15 @@ import yaml
 from analyzer.errors import InputError
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 
-__all__ = ["InputRelation", "infer_input_relations", "load_spec", "apply_spec", "Spec"]
+__all__ = [
+    "InputRelation",
+    "MisplacedChunk",
+    "infer_input_relations",
+    "check_weight_values",
+    "load_spec",
+    "apply_spec",
+    "Spec",
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,28 @@ class InputRelation:
     layout: Layout
     rank_values: tuple[str, ...]
     source: str = "inferred"
+
+
+@dataclass(frozen=True)
+class MisplacedChunk:
+    """A rank's weight that is not the chunk its inferred ``Shard`` gives it (by value).
+
+    Attributes:
+        seq_value: the weight's name in the sequential graph.
+        rank: the rank.
+        rank_value: the weight's name on that rank.
+        axis: the shard axis.
+        chunk: index of the chunk of the sequential weight (``chunks`` equal chunks along
+            ``axis``) that the rank holds; -1 when it holds none of them.
+        chunks: N for a plain ``Shard``, ``N / k`` for ``Shard(axis, replicas=k)``.
+    """
+
+    seq_value: str
+    rank: int
+    rank_value: str
+    axis: int
+    chunk: int
+    chunks: int
 
 
 @dataclass(frozen=True)
@@ -96,6 +130,11 @@ def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Lay
     a, b = seq[axis], first[axis]
     if isinstance(a, int) and isinstance(b, int) and b * n == a:
         return Layout("Shard", axis=axis)
+    # fewer chunks than ranks: groups of k = b * N / a consecutive ranks hold the same chunk
+    if isinstance(a, int) and isinstance(b, int) and 0 < b < a and (b * n) % a == 0:
+        k = b * n // a
+        if 1 < k < n and n % k == 0:
+            return Layout("Shard", axis=axis, replicas=k)
     return None
 
 
@@ -157,7 +196,7 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         entry = {entry: True}
     if not isinstance(entry, Mapping):
         raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {entry!r}")
-    keys = set(entry) - {"ranks", "sections"}
+    keys = set(entry) - {"ranks", "sections", "replicas"}
     if len(keys) != 1:
         raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
     kind = str(next(iter(keys))).lower()
@@ -180,7 +219,21 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
             or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in sections)
         ):
             raise InputError(f"{where}.sections: expected a list of positive section sizes")
-        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None)
+        replicas = entry.get("replicas")
+        if sections and replicas is not None:
+            # one count per section: vLLM's fused qkv with kv heads replicated, [1, 2, 2]
+            if (
+                not isinstance(replicas, list)
+                or len(replicas) != len(sections)
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x < 2**31 for x in replicas)
+            ):
+                raise InputError(f"{where}.replicas: expected one rank count >= 1 per section, got {replicas!r}")
+            replicas = tuple(replicas) if any(x > 1 for x in replicas) else None
+        elif replicas is not None and (
+            not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31
+        ):
+            raise InputError(f"{where}.replicas: expected a rank count >= 2, got {replicas!r}")
+        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None, replicas=replicas)
     else:
         raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
     return layout, tuple(ranks) if ranks is not None else None
@@ -299,14 +352,23 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
     if layout.axis >= len(shape):
         raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
     dim = shape[layout.axis]
+    if isinstance(layout.replicas, int):
+        if n % layout.replicas:
+            raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
+        if isinstance(dim, int) and dim > 0 and dim % (n // layout.replicas):
+            raise InputError(
+                f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into {n // layout.replicas} chunks"
+            )
     if layout.sections and isinstance(dim, int) and dim > 0:
         if sum(layout.sections) != dim:
             raise InputError(
                 f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
                 f"but axis {layout.axis} has size {dim}"
             )
-        if any(size % n for size in layout.sections):
-            raise InputError(f"{path}: {name!r}: every section must split into {n} equal chunks")
+        for size, k in zip(layout.sections, layout.section_replicas):
+            if n % k or size % (n // k):
+                what = f"{n}" if k == 1 else f"{n} / replicas = {n / k:g}"
+                raise InputError(f"{path}: {name!r}: every section must split into {what} equal chunks")
 
 
 def apply_spec(
@@ -339,3 +401,84 @@ def apply_spec(
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         out[name] = InputRelation(name, layout, tuple(values), "spec")
     return list(out.values())
+
+
+def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
+    """Initializers among ``names`` whose data is stored in the model, as numpy arrays."""
+    from onnx import numpy_helper
+
+    out = {}
+    for init in model.graph.initializer:
+        if init.name in names and init.data_location != onnx.TensorProto.EXTERNAL:
+            try:
+                out[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError):  # no data (a shape-only export) or an odd dtype
+                continue
+    return out
+
+
+def check_weight_values(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], relations: Sequence[InputRelation]
+) -> tuple[list[InputRelation], list[MisplacedChunk], list[str]]:
+    """Confirm inferred ``Shard`` relations of weights by their values, where both sides store them.
+
+    Shapes say how many chunks a weight is cut into, not which chunk a rank holds: a weight
+    loader that gives rank r another rank's chunk (e.g. kv head ``r % K`` instead of
+    ``r // (N / K)``) keeps every shape. For each inferred ``Shard`` (plain or with
+    ``replicas``) of an initializer whose data is inline in the sequential graph and in every
+    rank, rank r's array must equal its chunk (:func:`analyzer.sim.layouts.distribute`).
+
+    Args:
+        seq: the sequential model.
+        ranks: the rank models.
+        relations: inferred input relations.
+
+    Returns:
+        (relations, misplaced, notes): the relations without the refuted ones; for each rank
+        whose array is not its chunk, which chunk it holds; one note per refuted relation.
+    """
+    import numpy as np
+
+    from analyzer.sim.layouts import distribute
+
+    n = len(ranks)
+    candidates = {
+        rel.seq_value: rel
+        for rel in relations
+        if rel.source == "inferred" and rel.layout.kind == "Shard" and not rel.layout.sections
+    }
+    if not candidates:
+        return list(relations), [], []
+    seq_arrays = _inline_array(seq, set(candidates))
+    rank_arrays = [_inline_array(m, {rel.rank_values[r] for rel in candidates.values()}) for r, m in enumerate(ranks)]
+    refuted: dict[str, list[MisplacedChunk]] = {}
+    for name, rel in candidates.items():
+        full = seq_arrays.get(name)
+        mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
+        if full is None or any(x is None for x in mine):
+            continue
+        lay = rel.layout
+        try:
+            expected = distribute(lay, full, n)
+        except ValueError:
+            continue
+        groups = n // lay.replicas if lay.replicas else n
+        chunks = np.split(full, groups, axis=lay.axis)
+        for r, (got, want) in enumerate(zip(mine, expected)):
+            if got.shape == want.shape and np.array_equal(got, want):
+                continue
+            same = [c for c, chunk in enumerate(chunks) if chunk.shape == got.shape and np.array_equal(chunk, got)]
+            found = same[0] if same else -1
+            refuted.setdefault(name, []).append(MisplacedChunk(name, r, rel.rank_values[r], lay.axis, found, groups))
+    notes = []
+    for name, bad in refuted.items():
+        lay = candidates[name].layout
+        k = lay.replicas or 1
+        each = "; ".join(
+            f"rank {m.rank} holds {'chunk ' + str(m.chunk) if m.chunk >= 0 else 'no chunk'} of {m.chunks}, "
+            f"{lay} gives it chunk {m.rank // k}"
+            for m in bad
+        )
+        notes.append(f"{name}: its values refute {lay} ({each})")
+    kept = [rel for rel in relations if rel.seq_value not in refuted]
+    return kept, [m for bad in refuted.values() for m in bad], notes

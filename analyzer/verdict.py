@@ -26,11 +26,7 @@ _KIND_ORDER = {"Replicate": 0, "Shard": 1, "Partial": 2}
 
 def layout_of(kind: str, axis: int, param: str) -> Layout:
     """The :class:`Layout` of a (kind, axis, param) row."""
-    if kind == "Shard":
-        return Layout("Shard", axis=axis, sections=tuple(int(x) for x in param.split(",")) if param else None)
-    if kind == "Partial":
-        return Layout("Partial", reduce=param or "sum")
-    return Layout(kind)
+    return Layout.from_row(kind, axis, param)
 
 
 def layout_text(kind: str, axis: int, param: str) -> str:

@@ -53,6 +53,7 @@ FIX_HINT = {
     "bs_transposed": "view-not-transpose",
     "reshape_shard": "stack-viewed",
     "collective_order": "collective-order",
+    "kv_heads_misassigned": "kv-heads-misassigned",
 }
 
 

@@ -36,17 +36,19 @@ def _axis_size(value: np.ndarray, axis: int) -> int:
     return int(value.shape[axis])
 
 
-def _section_sizes(layout: Layout, dim: int, n: int) -> tuple[int, ...]:
-    """Sizes of the fused sections along the axis, checked against ``dim`` and ``n``."""
+def _section_sizes(layout: Layout, dim: int, n: int, reps: Sequence[int] = ()) -> tuple[int, ...]:
+    """Sizes of the fused sections along the axis, checked against ``dim`` and ``n`` (section
+    i is cut into ``n / reps[i]`` chunks)."""
     sections = tuple(layout.sections) if layout.sections else (dim,)
+    reps = tuple(reps) or (1,) * len(sections)
     if sum(sections) != dim:
         raise ValueError(
             f"sections {list(sections)} sum to {sum(sections)}, axis size is {dim}"
         )
-    for size in sections:
-        if size % n:
+    for size, k in zip(sections, reps):
+        if n % k or size % (n // k):
             raise ValueError(
-                f"section of size {size} does not split into {n} equal chunks"
+                f"section of size {size} does not split into {n // max(k, 1)} equal chunks"
             )
     return sections
 
@@ -72,7 +74,8 @@ def distribute(
     Returns:
         ``n`` arrays. Shard: rank ``r`` holds chunk ``r`` of ``value`` along ``axis``
         (``shape[axis] / n``); with ``sections``, chunk ``r`` of every section, concatenated
-        in section order. Replicate: ``value`` itself for every rank.
+        in section order. With ``replicas=k``: chunk ``r // k`` of ``n / k`` (and of
+        that, chunk ``r % k`` along ``inner``). Replicate: ``value`` itself for every rank.
 
     Raises:
         ValueError: ``n < 1``, an axis out of range, a size not divisible by ``n``,
@@ -83,17 +86,57 @@ def distribute(
     value = np.asarray(value)
     if layout.kind == "Replicate":
         return [value] * n
+    if layout.kind == "Shard" and isinstance(layout.replicas, int):
+        return _replica_pieces(layout, value, n)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         dim = _axis_size(value, axis)
-        sections = _section_sizes(layout, dim, n)
+        reps = layout.section_replicas or (1,)
+        sections = _section_sizes(layout, dim, n, reps)
         parts = np.split(value, np.cumsum(sections)[:-1], axis=axis)
-        chunks = [np.split(part, n, axis=axis) for part in parts]
-        return [np.concatenate([c[r] for c in chunks], axis=axis) for r in range(n)]
+        chunks = [np.split(part, n // k, axis=axis) for part, k in zip(parts, reps)]
+        return [np.concatenate([c[r // k] for c, k in zip(chunks, reps)], axis=axis) for r in range(n)]
     rng = rng if rng is not None else np.random.default_rng(0)
     if layout.reduce == "sum":
         return _partial_sum_pieces(value, n, rng)
     return _partial_max_pieces(value, n, rng)
+
+
+def _groups(layout: Layout, n: int) -> int:
+    """Number of rank groups ``N / k`` of a ``Shard(axis, replicas=k)``."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    if n % k:
+        raise ValueError(f"replicas={k} does not divide {n} ranks into groups")
+    return n // k
+
+
+def _replica_pieces(layout: Layout, value: np.ndarray, n: int) -> list[np.ndarray]:
+    """Rank r holds chunk ``r // k`` of ``N / k`` along the axis (and chunk ``r % k`` of that
+    along ``inner``, when given)."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    groups = _groups(layout, n)
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    if _axis_size(value, axis) % groups:
+        raise ValueError(f"axis {axis} of size {value.shape[axis]} does not split into {groups} chunks")
+    chunks = np.split(value, groups, axis=axis)
+    if layout.inner is None:
+        return [chunks[r // k] for r in range(n)]
+    if _axis_size(value, layout.inner) % k:
+        raise ValueError(f"axis {layout.inner} of size {value.shape[layout.inner]} does not split into {k} chunks")
+    return [np.split(chunks[r // k], k, axis=layout.inner)[r % k] for r in range(n)]
+
+
+def _replica_rebuild(layout: Layout, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Inverse of :func:`_replica_pieces` from ranks ``0, k, 2k, ...`` (``inner``: every rank
+    of each group)."""
+    k = int(layout.replicas)  # type: ignore[arg-type]
+    groups = _groups(layout, len(arrays))
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    if layout.inner is None:
+        return np.concatenate([arrays[g * k] for g in range(groups)], axis=axis)
+    return np.concatenate(
+        [np.concatenate(arrays[g * k : g * k + k], axis=layout.inner) for g in range(groups)], axis=axis
+    )
 
 
 def _partial_sum_pieces(
@@ -144,6 +187,9 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         Replicate: ``pieces[0]`` (see :func:`replicate_spread` for the disagreement).
         Shard: concatenation along ``axis``; with ``sections`` each piece is cut into
         per-section chunks (``section / N`` each) and the sections are re-interleaved.
+        With ``replicas=k``: the pieces of ranks 0, k, 2k, ... concatenated along ``axis``
+        (with ``inner``: each group's k pieces concatenated along ``inner`` first). A section
+        with ``replicas`` k is rebuilt from ranks 0, k, 2k, ....
         Partial(sum): elementwise sum in rank order. Partial(max): elementwise maximum.
 
     Raises:
@@ -155,15 +201,20 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     n = len(arrays)
     if layout.kind == "Replicate":
         return arrays[0]
+    if layout.kind == "Shard" and isinstance(layout.replicas, int):
+        return _replica_rebuild(layout, arrays)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         if not layout.sections:
             return np.concatenate(arrays, axis=axis)
         sections = tuple(layout.sections)
-        local = [size // n for size in sections]
+        reps = layout.section_replicas
+        if any(n % k or size % (n // k) for size, k in zip(sections, reps)):
+            raise ValueError(f"sections {list(sections)} do not split over {n} ranks")
+        local = [size * k // n for size, k in zip(sections, reps)]
         for r, piece in enumerate(arrays):
             dim = _axis_size(piece, axis)
-            if dim != sum(local) or any(size % n for size in sections):
+            if dim != sum(local):
                 raise ValueError(
                     f"piece {r} has size {dim} along axis {axis}; sections {list(sections)} "
                     f"over {n} ranks need {sum(local)}"
@@ -172,8 +223,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         split = [np.split(piece, cuts, axis=axis) for piece in arrays]
         return np.concatenate(
             [
-                np.concatenate([split[r][i] for r in range(n)], axis=axis)
-                for i in range(len(local))
+                np.concatenate([split[r][i] for r in range(0, n, k)], axis=axis)
+                for i, k in enumerate(reps)
             ],
             axis=axis,
         )
@@ -239,8 +290,9 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
         pieces: ``d_0 .. d_{N-1}``.
 
     Returns:
-        Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Otherwise
-        ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
+        Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Shard with
+        ``replicas``: ``max_r max|d_r - distribute(s)[r]|`` (every rank must hold its group's
+        chunk). Otherwise ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
         cannot apply; never raises.
     """
     if not pieces:
@@ -248,8 +300,14 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
     if layout.kind == "Replicate":
         return max(max_abs_diff(p, seq_value) for p in pieces)
     try:
-        rebuilt = rebuild(layout, [np.asarray(p) for p in pieces])
-    except (ValueError, TypeError, np.exceptions.AxisError):
+        arrays = [np.asarray(p) for p in pieces]
+        if layout.replicas:
+            # replicated groups: every rank must hold its group's chunk, so each piece is
+            # compared with the piece the layout gives that rank
+            expected = distribute(layout, np.asarray(seq_value), len(arrays))
+            return max(max_abs_diff(a, e) for a, e in zip(arrays, expected))
+        rebuilt = rebuild(layout, arrays)
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError):
         return float("inf")
     return max_abs_diff(rebuilt, seq_value)
 
