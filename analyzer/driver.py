@@ -21,7 +21,7 @@ from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
 from analyzer.facts.extract import ModelFile, load_model_file, with_graph
-from analyzer.memo import boundary_is_fixpoint, collapse_layers
+from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
 from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
 from analyzer.relations import InputRelation, apply_spec, infer_input_relations, load_spec
@@ -60,6 +60,35 @@ class CheckInput:
     def world_size(self) -> int:
         """Number of ranks N."""
         return len(self.ranks)
+
+    def defer_canonical(self) -> None:
+        """Compute ``canonical_seq`` and ``canonical_ranks`` when first read (a check whose
+        decoder layers are memoized rewrites only the collapsed graphs)."""
+        self.__dict__["_canonical_pending"] = True
+
+    def _canonical(self, attr: str):
+        if self.__dict__.pop("_canonical_pending", False):
+            same = self.same_graph if len(self.same_graph) == 1 + len(self.ranks) else []
+            canonical = _canonical_forms([self.seq, *self.ranks], same)
+            self.__dict__["_canonical_seq"] = canonical[0]
+            self.__dict__["_canonical_ranks"] = canonical[1:]
+        return self.__dict__.get(attr)
+
+
+def _canonical_field(attr: str) -> property:
+    def get(self: CheckInput):
+        return self._canonical(attr)
+
+    def put(self: CheckInput, value) -> None:
+        self.__dict__.pop("_canonical_pending", None)
+        self.__dict__[attr] = value
+
+    return property(get, put, doc="canonical form (:mod:`analyzer.facts.canonical`), computed when first read")
+
+
+# set after @dataclass made __init__, which assigns them through the properties
+CheckInput.canonical_seq = _canonical_field("_canonical_seq")  # type: ignore[assignment]
+CheckInput.canonical_ranks = _canonical_field("_canonical_ranks")  # type: ignore[assignment]
 
 
 @dataclass
@@ -241,19 +270,9 @@ def load_inputs(
     if spec is not None:
         relations = apply_spec(relations, spec, seq, ranks)
     same = known.same if len(known.same) == 1 + len(ranks) else []
-    canonical = _canonical_forms([seq, *ranks], same)
-    return CheckInput(
-        str(seq_path),
-        [str(p) for p in rank_paths],
-        seq,
-        ranks,
-        relations,
-        notes,
-        canonical[0],
-        canonical[1:],
-        info,
-        same,
-    )
+    inp = CheckInput(str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes, None, [], info, same)
+    inp.defer_canonical()
+    return inp
 
 
 def _canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> list[onnx.ModelProto]:
@@ -337,16 +356,18 @@ def derive(
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
     runner = get_engine(engine)
-    seq = inp.canonical_seq or inp.seq
-    ranks = inp.canonical_ranks or inp.ranks
     note = "off"
     if memoize:
         t0 = time.perf_counter()
-        collapse = collapse_layers(seq, ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
-        t_memo = time.perf_counter() - t0
-        if collapse is None:
-            note = "no run of identical layers"
+        collapse = collapse_layers(inp.seq, inp.ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
+        if collapse is not None:
+            collapse = _canonical_collapse(collapse, _same(inp))
+            if collapse is None:
+                note = "a boundary value of the collapsed layers is rewritten away: whole graph checked"
         else:
+            note = "no run of identical layers"
+        t_memo = time.perf_counter() - t0
+        if collapse is not None:
             deriv = _run(inp, collapse.seq, collapse.ranks, program, runner, derived_oracles, max_rounds, coverage)
             deriv.timings["memo"] = t_memo
             holds, pieces = _relation_index(deriv)
@@ -355,9 +376,37 @@ def derive(
                 deriv.memo = f"layers {spans} solved once each ({collapse.removed} of {collapse.layers} layers reused)"
                 return deriv
             note = "boundary relations of the collapsed layers are not a fixpoint: whole graph checked"
+    t0 = time.perf_counter()
+    seq = inp.canonical_seq or inp.seq
+    ranks = inp.canonical_ranks or inp.ranks
+    t_canonical = time.perf_counter() - t0
     deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
+    deriv.timings["canonical"] = t_canonical
     deriv.memo = note
     return deriv
+
+
+def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None) -> Collapse | None:
+    """The collapse with its graphs in canonical form, or None when the rewrite removed a value
+    the boundary test reads (it would find no relation on either side and pass vacuously).
+
+    Layers are fingerprinted and collapsed as exported, and only what is left is rewritten:
+    the rewrite keeps each graph's semantics, so the induction over a run is unchanged."""
+    canonical = _canonical_forms([collapse.seq, *collapse.ranks], same or [])
+    for run in collapse.runs:
+        for model, pairs in zip(canonical, run.boundary):
+            defined = _defined_values(model)
+            if any(w not in defined or u not in defined for w, u in pairs):
+                return None
+    return replace(collapse, seq=canonical[0], ranks=canonical[1:])
+
+
+def _defined_values(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    out = {o for n in g.node for o in n.output}
+    out.update(i.name for i in g.input)
+    out.update(i.name for i in g.initializer)
+    return out
 
 
 def _same(inp: CheckInput) -> list[int] | None:

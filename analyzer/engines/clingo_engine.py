@@ -34,9 +34,12 @@ one model, which is read.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Container, Iterable, Mapping
+from dataclasses import dataclass
 
 from analyzer.dl import functors
 from analyzer.dl.checks import INT_MAX, INT_MIN
@@ -214,12 +217,16 @@ def _formatter(decl: Decl) -> Callable[[tuple], str]:
     return fmt
 
 
-def facts_text(program: Program, facts: Mapping[str, Iterable[tuple]]) -> str:
+def facts_text(
+    program: Program, facts: Mapping[str, Iterable[tuple]], keep: Container[str] | None = None
+) -> str:
     """Format (and check) the EDB as clingo facts, one per line.
 
     Args:
         program: The program (for the declarations).
         facts: Relation name -> tuples.
+        keep: only these relations are in the text (all when None); every given relation
+            is checked all the same.
 
     Returns:
         The text.
@@ -232,9 +239,108 @@ def facts_text(program: Program, facts: Mapping[str, Iterable[tuple]]) -> str:
         decl = program.decls.get(name)
         if decl is None:
             raise DatalogError(f"facts given for undeclared relation {name}")
-        fmt = _formatter(decl)
-        chunks.append("\n".join([fmt(tuple(row)) for row in rows]))
+        if keep is None or name in keep:
+            chunks.append(_relation_text(decl, rows))
+        else:
+            _check_only(decl, rows)
     return "\n".join(chunks) + "\n"
+
+
+def _check_only(decl: Decl, rows: Iterable[tuple]) -> None:
+    """Raise as :func:`facts_text` would on a bad tuple of ``decl``, without formatting."""
+    rows = [r if type(r) is tuple else tuple(r) for r in rows]
+    if rows and (decl.arity == 0 or set(map(len, rows)) != {decl.arity} or not _plain_columns(decl, list(zip(*rows)))):
+        _slow_text(decl, rows)
+
+
+def _plain_columns(decl: Decl, cols: list) -> bool:
+    """Whether every symbol column holds only ``str`` and every number column only ``int``
+    within 32 bits."""
+    for col, kind in zip(cols, decl.base_types):
+        types = set(map(type, col))
+        if kind == "symbol":
+            if types != {str}:
+                return False
+        elif types != {int} or min(col) < INT_MIN or max(col) > INT_MAX:
+            return False
+    return True
+
+
+def _relation_text(decl: Decl, rows: Iterable[tuple]) -> str:
+    """The facts of one relation as clingo text (checked like :func:`_formatter`'s lines).
+
+    The common case (tuples of the right length, ``str`` symbols, ``int`` numbers in 32 bits)
+    is checked column by column and formatted with one ``%`` per row; anything else goes
+    through :func:`_formatter`, which names the row at fault."""
+    rows = [r if type(r) is tuple else tuple(r) for r in rows]
+    if not rows:
+        return ""
+    arity = decl.arity
+    if arity == 0 or set(map(len, rows)) != {arity}:
+        return _slow_text(decl, rows)
+    cols = list(zip(*rows))
+    if not _plain_columns(decl, cols):
+        return _slow_text(decl, rows)
+    escaped = False
+    for i, (col, kind) in enumerate(zip(cols, decl.base_types)):
+        if kind == "symbol":
+            joined = "".join(col)
+            if "\\" in joined or '"' in joined or "\n" in joined:
+                cols[i] = [_quote(v)[1:-1] for v in col]
+                escaped = True
+    cells = ",".join('"%s"' if kind == "symbol" else "%d" for kind in decl.base_types)
+    template = f"{predicate_name(decl.name)}({cells})."
+    if escaped:
+        rows = list(zip(*cols))
+    return "\n".join(map(template.__mod__, rows))
+
+
+def _slow_text(decl: Decl, rows: list[tuple]) -> str:
+    fmt = _formatter(decl)
+    return "\n".join([fmt(row) for row in rows])
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A program's clingo text and the relations it reads (in a rule body) or shows."""
+
+    text: str
+    read: frozenset[str]
+
+
+_COMPILED: dict[int, tuple[weakref.ref, tuple, _Compiled]] = {}
+
+
+def _read_relations(node: object, into: set[str]) -> None:
+    """Add the relation of every atom in ``node`` (a body literal, term or aggregate)."""
+    if isinstance(node, Atom):
+        into.add(node.relation)
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            _read_relations(item, into)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, (list, tuple)) or dataclasses.is_dataclass(value):
+                _read_relations(value, into)
+
+
+def _compiled(program: Program) -> _Compiled:
+    """:func:`to_clingo` of ``program`` and the relations its rules read, computed once per
+    program object (a program is not changed after it is loaded; its sizes are compared to
+    be safe)."""
+    sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
+    hit = _COMPILED.get(id(program))
+    if hit is not None and hit[0]() is program and hit[1] == sig:
+        return hit[2]
+    read: set[str] = set(program.outputs)
+    for rule in program.rules:
+        _read_relations(rule.body, read)
+    out = _Compiled(to_clingo(program), frozenset(read))
+    for key in [k for k, (ref, _, _) in _COMPILED.items() if ref() is None]:
+        del _COMPILED[key]
+    _COMPILED[id(program)] = (weakref.ref(program), sig, out)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,8 +419,9 @@ class ClingoEngine(Engine):
 
         messages: list[str] = []
         ctl = clingo.Control(["--warn=none"], logger=lambda _code, msg: messages.append(msg))
-        edb = facts_text(program, facts)
-        rules = to_clingo(program)
+        compiled = _compiled(program)
+        edb = facts_text(program, facts, keep=compiled.read)
+        rules = compiled.text
         try:
             ctl.add("base", [], edb)
             ctl.add("base", [], rules)
