@@ -460,21 +460,64 @@ def _relation_index(deriv: Derivation) -> tuple[dict, dict]:
     return holds, pieces
 
 
-def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> FactTables:
+@dataclass
+class _Copies:
+    """Graph facts that are relabelled copies of another graph's: for each source graph the
+    graphs copying it, each graph's row ranges per relation in the fact tables, and each
+    source graph's own facts."""
+
+    targets: dict[str, list[str]] = field(default_factory=dict)
+    ranges: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    tables: dict[str, FactTables] = field(default_factory=dict)
+
+    def add(self, name: str, graph: FactTables, facts: FactTables) -> None:
+        """Record the row ranges of graph ``name``'s facts ``graph``, about to be appended to ``facts``."""
+        self.ranges[name] = {
+            rel: (len(facts.rows(rel)), len(facts.rows(rel)) + len(graph.rows(rel))) for rel in graph.relations()
+        }
+
+    def engine_facts(self, tuples: dict[str, list[tuple]], decls: Mapping) -> tuple[dict, list]:
+        """``tuples`` without the rows of the source and copied graphs' facts, and those as
+        :class:`~analyzer.engines.clingo_engine.GraphCopies` (one per source)."""
+        from analyzer.engines.clingo_engine import GraphCopies
+
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for src, names in self.targets.items():
+            for name in (src, *names):
+                for rel, span in self.ranges[name].items():
+                    spans.setdefault(rel, []).append(span)
+        out = dict(tuples)
+        for rel, cut in spans.items():
+            rows, kept, at = out[rel], [], 0
+            for start, end in sorted(cut):
+                kept.extend(rows[at:start])
+                at = end
+            kept.extend(rows[at:])
+            out[rel] = kept
+        copies = [GraphCopies((src, *names), self.tables[src].tuples(decls)) for src, names in self.targets.items()]
+        return out, copies
+
+
+def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> tuple[FactTables, _Copies]:
     """The facts of each graph (seq first); a graph stored like an earlier one (``same``, see
     :class:`CheckInput`), in a model with the same IR version, opsets and functions (what shape
-    inference reads besides the graph), gets a relabelled copy of that one's facts."""
+    inference reads besides the graph), gets a relabelled copy of that one's facts (recorded
+    in the :class:`_Copies`)."""
     facts = FactTables()
     done: list[FactTables] = []
+    copies = _Copies()
     for i, model in enumerate(models):
         name = graph_name(i - 1)
         j = i if same is None else same[i]
         if j != i and _inference_context(model) == _inference_context(models[j]):
             done.append(done[j].with_graph(name))
+            copies.targets.setdefault(graph_name(j - 1), []).append(name)
+            copies.tables[graph_name(j - 1)] = done[j]
         else:
             done.append(extract_graph_facts(model, name))
+        copies.add(name, done[-1], facts)
         facts.extend(done[-1])
-    return facts
+    return facts, copies
 
 
 def _inference_context(model: onnx.ModelProto) -> tuple:
@@ -483,7 +526,7 @@ def _inference_context(model: onnx.ModelProto) -> tuple:
 
 def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage) -> Derivation:
     t0 = time.perf_counter()
-    facts = _graph_facts([seq, *ranks], _same(inp))
+    facts, copies = _graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
     read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
     facts.extend(_input_facts(inp, read))
@@ -504,7 +547,11 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         rounds += 1
         tuples = facts.tuples(program.decls)
         t2 = time.perf_counter()
-        derived = runner.run(run_program, tuples)
+        if copies.targets and getattr(runner, "graph_copies", False):
+            given, copied = copies.engine_facts(tuples, program.decls)
+            derived = runner.run(run_program, given, copies=copied)
+        else:
+            derived = runner.run(run_program, tuples)
         t_engine += time.perf_counter() - t2
         t3 = time.perf_counter()
         new = FactTables()
