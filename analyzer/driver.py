@@ -20,7 +20,7 @@ from analyzer.engines import get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
-from analyzer.facts.extract import ModelFile, load_model_file, with_graph
+from analyzer.facts.extract import GraphKey, ModelFile, load_model_file, with_graph
 from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import const_ints_text, reshape_axis_maps, section_spans, shard_shapes
 from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
@@ -155,7 +155,7 @@ class _KnownGraphs:
     the graph loaded ``first``), and for each graph the index of the first one stored like it
     (``same``, see :class:`CheckInput`)."""
 
-    keys: list[list[bytes]] = field(default_factory=list)
+    keys: list[GraphKey] = field(default_factory=list)
     first: list[int] = field(default_factory=list)
     same: list[int] = field(default_factory=list)
 
@@ -414,11 +414,15 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
+_PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
+
+
 def _load_program_cached(paths: Sequence[Path]):
     """``load_program`` with a pickle cache keyed by the files' paths and contents (parsing and
     checking the library takes about a second; the cache makes it milliseconds). The cache
     lives in ``$SHARDLOG_CACHE`` or ``~/.cache/shardlog``; any problem with it falls back to
-    parsing."""
+    parsing. Within one process the same files give the same (unchanged) program object, so
+    what an engine derives from a program (clingo's translation) is reused."""
     import hashlib
     import os
     import pickle
@@ -429,14 +433,17 @@ def _load_program_cached(paths: Sequence[Path]):
         h.update(Path(p).read_bytes())
     root = Path(os.environ.get("SHARDLOG_CACHE", Path.home() / ".cache" / "shardlog"))
     cached = root / f"program-{h.hexdigest()}.pickle"
+    if h.hexdigest() in _PROGRAMS:  # the same files as a check before in this process
+        return _PROGRAMS[h.hexdigest()]
     try:
         with cached.open("rb") as fh:
-            return pickle.load(fh)
+            program = _PROGRAMS[h.hexdigest()] = pickle.load(fh)
+            return program
     except Exception:  # missing, stale format or unreadable: parse again
         pass
     from analyzer.dl import load_program
 
-    program = load_program(paths)
+    program = _PROGRAMS[h.hexdigest()] = load_program(paths)
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")

@@ -34,7 +34,6 @@ one model, which is read.
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 import re
 import weakref
@@ -217,9 +216,7 @@ def _formatter(decl: Decl) -> Callable[[tuple], str]:
     return fmt
 
 
-def facts_text(
-    program: Program, facts: Mapping[str, Iterable[tuple]], keep: Container[str] | None = None
-) -> str:
+def facts_text(program: Program, facts: Mapping[str, Iterable[tuple]], keep: Container[str] | None = None) -> str:
     """Format (and check) the EDB as clingo facts, one per line.
 
     Args:
@@ -357,18 +354,28 @@ class _Compiled:
 _COMPILED: dict[int, tuple[weakref.ref, tuple, _Compiled]] = {}
 
 
-def _read_relations(node: object, into: set[str]) -> None:
-    """Add the relation of every atom in ``node`` (a body literal, term or aggregate)."""
-    if isinstance(node, Atom):
-        into.add(node.relation)
-    if isinstance(node, (list, tuple)):
-        for item in node:
-            _read_relations(item, into)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if isinstance(value, (list, tuple)) or dataclasses.is_dataclass(value):
-                _read_relations(value, into)
+def _read_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:
+    """Add the relation of every atom of ``body``, also inside aggregates."""
+    for lit in body:
+        if isinstance(lit, Atom):
+            into.add(lit.relation)
+            _term_relations(lit.args, into)
+        elif isinstance(lit, Negation):
+            into.add(lit.atom.relation)
+        elif isinstance(lit, Constraint):
+            _term_relations((lit.left, lit.right), into)
+
+
+def _term_relations(terms: Iterable[Term], into: set[str]) -> None:
+    for term in terms:
+        if isinstance(term, Aggregate):
+            _read_relations(term.body, into)
+            if term.target is not None:
+                _term_relations((term.target,), into)
+        elif isinstance(term, BinOp):
+            _term_relations((term.left, term.right), into)
+        elif isinstance(term, Call):
+            _term_relations(term.args, into)
 
 
 def _compiled(program: Program) -> _Compiled:

@@ -11,9 +11,7 @@ messages that cannot hold one (tensor shapes, metadata, ...).
 - :func:`names_schema`: only the name-like ``string`` fields, whose text format shows every
   name with a NUL written as ``\\000``;
 - :func:`value_dims_schema`: only ``dim_value`` of the graph's inputs, outputs and
-  ``value_info``;
-- :func:`graph_bytes_schema`: the graph as stored, to tell identical graphs apart (the ranks
-  of an SPMD export often have byte-identical graphs).
+  ``value_info``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import onnx
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
-__all__ = ["NAME_FIELDS", "graph_bytes_schema", "names_schema", "utf8_schema", "value_dims_schema"]
+__all__ = ["NAME_FIELDS", "names_schema", "utf8_schema", "value_dims_schema"]
 
 NAME_FIELDS = frozenset({"name", "op_type", "domain", "input", "output"})
 _MESSAGE = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
@@ -113,24 +111,6 @@ def names_schema(graph: bool = True) -> type[Message]:
         and (f.type == _MESSAGE or (f.type == _STRING and f.name in NAME_FIELDS)),
         proto3=False,
     )
-
-
-@functools.cache
-def graph_bytes_schema() -> type[Message]:
-    """``ModelProto`` with only its ``graph`` field, read as the bytes of each occurrence in
-    the file (protobuf merges repeated occurrences of a message field): equal lists of bytes
-    are equal graphs."""
-    fp = descriptor_pb2.FileDescriptorProto(name="shardlog_shadow_graph.proto", package="shardlog_shadow_graph")
-    number = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
-    fp.message_type.add(name="ModelProto").field.add(
-        name="graph",
-        number=number,
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shardlog_shadow_graph.ModelProto"))
 
 
 _DIM_PATH = frozenset(
