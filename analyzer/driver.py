@@ -565,7 +565,7 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         for oracle in derived_oracles:
             new.extend(oracle(facts, derived))
         t_oracles += time.perf_counter() - t3
-        fresh = _only_new(new, facts, program.decls)
+        fresh = _only_new(new, facts, program.decls) if new.relations() else new
         if not fresh.relations():
             break
         if rounds >= max_rounds:
