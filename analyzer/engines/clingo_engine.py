@@ -288,6 +288,8 @@ def _relation_text(decl: Decl, rows: Iterable[tuple], param: int | None = None, 
             if "\\" in joined or '"' in joined or "\n" in joined:
                 cols[i] = [_quote(v)[1:-1] for v in col]
                 escaped = True
+    if escaped:
+        rows = list(zip(*cols))
     cells = ['"%s"' if kind == "symbol" else "%d" for kind in decl.base_types]
     if param is None:
         template = f"{predicate_name(decl.name)}({','.join(cells)})."
@@ -296,8 +298,6 @@ def _relation_text(decl: Decl, rows: Iterable[tuple], param: int | None = None, 
         template = f"{pred}(%.0s{rest})." if rest else f"{pred}%.0s."
         if param:  # the left-out column is not the first: move its value to the front
             rows = [(r[param], *r[:param], *r[param + 1 :]) for r in rows]
-    if escaped:
-        rows = list(zip(*cols))
     return "\n".join(map(template.__mod__, rows))
 
 
