@@ -20,8 +20,8 @@ from analyzer.engines import get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
-from analyzer.facts.extract import ModelFile, load_model_file, with_graph
-from analyzer.memo import boundary_is_fixpoint, collapse_layers
+from analyzer.facts.extract import GraphKey, ModelFile, load_model_file, with_graph
+from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import (
     const_ints_text,
     replica_reshape_maps,
@@ -75,6 +75,35 @@ class CheckInput:
     def world_size(self) -> int:
         """Number of ranks N."""
         return len(self.ranks)
+
+    def defer_canonical(self) -> None:
+        """Compute ``canonical_seq`` and ``canonical_ranks`` when first read (a check whose
+        decoder layers are memoized rewrites only the collapsed graphs)."""
+        self.__dict__["_canonical_pending"] = True
+
+    def _canonical(self, attr: str):
+        if self.__dict__.pop("_canonical_pending", False):
+            same = self.same_graph if len(self.same_graph) == 1 + len(self.ranks) else []
+            canonical = _canonical_forms([self.seq, *self.ranks], same)
+            self.__dict__["_canonical_seq"] = canonical[0]
+            self.__dict__["_canonical_ranks"] = canonical[1:]
+        return self.__dict__.get(attr)
+
+
+def _canonical_field(attr: str) -> property:
+    def get(self: CheckInput):
+        return self._canonical(attr)
+
+    def put(self: CheckInput, value) -> None:
+        self.__dict__.pop("_canonical_pending", None)
+        self.__dict__[attr] = value
+
+    return property(get, put, doc="canonical form (:mod:`analyzer.facts.canonical`), computed when first read")
+
+
+# set after @dataclass made __init__, which assigns them through the properties
+CheckInput.canonical_seq = _canonical_field("_canonical_seq")  # type: ignore[assignment]
+CheckInput.canonical_ranks = _canonical_field("_canonical_ranks")  # type: ignore[assignment]
 
 
 @dataclass
@@ -141,7 +170,7 @@ class _KnownGraphs:
     the graph loaded ``first``), and for each graph the index of the first one stored like it
     (``same``, see :class:`CheckInput`)."""
 
-    keys: list[list[bytes]] = field(default_factory=list)
+    keys: list[GraphKey] = field(default_factory=list)
     first: list[int] = field(default_factory=list)
     same: list[int] = field(default_factory=list)
 
@@ -259,20 +288,11 @@ def load_inputs(
         relations = apply_spec(relations, spec, seq, ranks)
         misplaced = [m for m in misplaced if m.seq_value not in spec.relations]
     same = known.same if len(known.same) == 1 + len(ranks) else []
-    canonical = _canonical_forms([seq, *ranks], same)
-    return CheckInput(
-        str(seq_path),
-        [str(p) for p in rank_paths],
-        seq,
-        ranks,
-        relations,
-        notes,
-        canonical[0],
-        canonical[1:],
-        info,
-        same,
-        misplaced,
+    inp = CheckInput(
+        str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes, None, [], info, same, misplaced
     )
+    inp.defer_canonical()
+    return inp
 
 
 def _canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> list[onnx.ModelProto]:
@@ -356,16 +376,18 @@ def derive(
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
     runner = get_engine(engine)
-    seq = inp.canonical_seq or inp.seq
-    ranks = inp.canonical_ranks or inp.ranks
     note = "off"
     if memoize:
         t0 = time.perf_counter()
-        collapse = collapse_layers(seq, ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
-        t_memo = time.perf_counter() - t0
-        if collapse is None:
-            note = "no run of identical layers"
+        collapse = collapse_layers(inp.seq, inp.ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
+        if collapse is not None:
+            collapse = _canonical_collapse(collapse, _same(inp))
+            if collapse is None:
+                note = "a boundary value of the collapsed layers is rewritten away: whole graph checked"
         else:
+            note = "no run of identical layers"
+        t_memo = time.perf_counter() - t0
+        if collapse is not None:
             deriv = _run(inp, collapse.seq, collapse.ranks, program, runner, derived_oracles, max_rounds, coverage)
             deriv.timings["memo"] = t_memo
             holds, pieces = _relation_index(deriv)
@@ -374,9 +396,37 @@ def derive(
                 deriv.memo = f"layers {spans} solved once each ({collapse.removed} of {collapse.layers} layers reused)"
                 return deriv
             note = "boundary relations of the collapsed layers are not a fixpoint: whole graph checked"
+    t0 = time.perf_counter()
+    seq = inp.canonical_seq or inp.seq
+    ranks = inp.canonical_ranks or inp.ranks
+    t_canonical = time.perf_counter() - t0
     deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
+    deriv.timings["canonical"] = t_canonical
     deriv.memo = note
     return deriv
+
+
+def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None) -> Collapse | None:
+    """The collapse with its graphs in canonical form, or None when the rewrite removed a value
+    the boundary test reads (it would find no relation on either side and pass vacuously).
+
+    Layers are fingerprinted and collapsed as exported, and only what is left is rewritten:
+    the rewrite keeps each graph's semantics, so the induction over a run is unchanged."""
+    canonical = _canonical_forms([collapse.seq, *collapse.ranks], same or [])
+    for run in collapse.runs:
+        for model, pairs in zip(canonical, run.boundary):
+            defined = _defined_values(model)
+            if any(w not in defined or u not in defined for w, u in pairs):
+                return None
+    return replace(collapse, seq=canonical[0], ranks=canonical[1:])
+
+
+def _defined_values(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    out = {o for n in g.node for o in n.output}
+    out.update(i.name for i in g.input)
+    out.update(i.name for i in g.initializer)
+    return out
 
 
 def _same(inp: CheckInput) -> list[int] | None:
@@ -384,11 +434,15 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
+_PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
+
+
 def _load_program_cached(paths: Sequence[Path]):
     """``load_program`` with a pickle cache keyed by the files' paths and contents (parsing and
     checking the library takes about a second; the cache makes it milliseconds). The cache
     lives in ``$SHARDLOG_CACHE`` or ``~/.cache/shardlog``; any problem with it falls back to
-    parsing."""
+    parsing. Within one process the same files give the same (unchanged) program object, so
+    what an engine derives from a program (clingo's translation) is reused."""
     import hashlib
     import os
     import pickle
@@ -399,14 +453,17 @@ def _load_program_cached(paths: Sequence[Path]):
         h.update(Path(p).read_bytes())
     root = Path(os.environ.get("SHARDLOG_CACHE", Path.home() / ".cache" / "shardlog"))
     cached = root / f"program-{h.hexdigest()}.pickle"
+    if h.hexdigest() in _PROGRAMS:  # the same files as a check before in this process
+        return _PROGRAMS[h.hexdigest()]
     try:
         with cached.open("rb") as fh:
-            return pickle.load(fh)
+            program = _PROGRAMS[h.hexdigest()] = pickle.load(fh)
+            return program
     except Exception:  # missing, stale format or unreadable: parse again
         pass
     from analyzer.dl import load_program
 
-    program = load_program(paths)
+    program = _PROGRAMS[h.hexdigest()] = load_program(paths)
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
@@ -430,21 +487,64 @@ def _relation_index(deriv: Derivation) -> tuple[dict, dict]:
     return holds, pieces
 
 
-def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> FactTables:
+@dataclass
+class _Copies:
+    """Graph facts that are relabelled copies of another graph's: for each source graph the
+    graphs copying it, each graph's row ranges per relation in the fact tables, and each
+    source graph's own facts."""
+
+    targets: dict[str, list[str]] = field(default_factory=dict)
+    ranges: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    tables: dict[str, FactTables] = field(default_factory=dict)
+
+    def add(self, name: str, graph: FactTables, facts: FactTables) -> None:
+        """Record the row ranges of graph ``name``'s facts ``graph``, about to be appended to ``facts``."""
+        self.ranges[name] = {
+            rel: (len(facts.rows(rel)), len(facts.rows(rel)) + len(graph.rows(rel))) for rel in graph.relations()
+        }
+
+    def engine_facts(self, tuples: dict[str, list[tuple]], decls: Mapping) -> tuple[dict, list]:
+        """``tuples`` without the rows of the source and copied graphs' facts, and those as
+        :class:`~analyzer.engines.clingo_engine.GraphCopies` (one per source)."""
+        from analyzer.engines.clingo_engine import GraphCopies
+
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for src, names in self.targets.items():
+            for name in (src, *names):
+                for rel, span in self.ranges[name].items():
+                    spans.setdefault(rel, []).append(span)
+        out = dict(tuples)
+        for rel, cut in spans.items():
+            rows, kept, at = out[rel], [], 0
+            for start, end in sorted(cut):
+                kept.extend(rows[at:start])
+                at = end
+            kept.extend(rows[at:])
+            out[rel] = kept
+        copies = [GraphCopies((src, *names), self.tables[src].tuples(decls)) for src, names in self.targets.items()]
+        return out, copies
+
+
+def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> tuple[FactTables, _Copies]:
     """The facts of each graph (seq first); a graph stored like an earlier one (``same``, see
     :class:`CheckInput`), in a model with the same IR version, opsets and functions (what shape
-    inference reads besides the graph), gets a relabelled copy of that one's facts."""
+    inference reads besides the graph), gets a relabelled copy of that one's facts (recorded
+    in the :class:`_Copies`)."""
     facts = FactTables()
     done: list[FactTables] = []
+    copies = _Copies()
     for i, model in enumerate(models):
         name = graph_name(i - 1)
         j = i if same is None else same[i]
         if j != i and _inference_context(model) == _inference_context(models[j]):
             done.append(done[j].with_graph(name))
+            copies.targets.setdefault(graph_name(j - 1), []).append(name)
+            copies.tables[graph_name(j - 1)] = done[j]
         else:
             done.append(extract_graph_facts(model, name))
+        copies.add(name, done[-1], facts)
         facts.extend(done[-1])
-    return facts
+    return facts, copies
 
 
 def _inference_context(model: onnx.ModelProto) -> tuple:
@@ -453,7 +553,7 @@ def _inference_context(model: onnx.ModelProto) -> tuple:
 
 def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage) -> Derivation:
     t0 = time.perf_counter()
-    facts = _graph_facts([seq, *ranks], _same(inp))
+    facts, copies = _graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
     read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
     facts.extend(_input_facts(inp, read))
@@ -476,14 +576,18 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         rounds += 1
         tuples = facts.tuples(program.decls)
         t2 = time.perf_counter()
-        derived = runner.run(run_program, tuples)
+        if copies.targets and getattr(runner, "graph_copies", False):
+            given, copied = copies.engine_facts(tuples, program.decls)
+            derived = runner.run(run_program, given, copies=copied)
+        else:
+            derived = runner.run(run_program, tuples)
         t_engine += time.perf_counter() - t2
         t3 = time.perf_counter()
         new = FactTables()
         for oracle in derived_oracles:
             new.extend(oracle(facts, derived))
         t_oracles += time.perf_counter() - t3
-        fresh = _only_new(new, facts, program.decls)
+        fresh = _only_new(new, facts, program.decls) if new.relations() else new
         if not fresh.relations():
             break
         if rounds >= max_rounds:

@@ -106,12 +106,26 @@ class _Graph:
         self.model = model
         self.relations = relations
         g = model.graph
-        nodes = list(g.node)
-        self.position = list(range(len(nodes)))
-        self.layer = [layer_of(n) for n in nodes]
-        self.ins = [tuple(n.input) for n in nodes]
-        self.outs = [tuple(n.output) for n in nodes]
-        self.items = [(n.op_type, n.domain, _attrs_key(n)) for n in nodes]
+        self.layer, self.ins, self.outs, self.items = [], [], [], []
+        scopes: dict[str, int | None] = {}  # layer_of by scope text, which many nodes share
+        for n in g.node:  # one pass over the protos (each field read builds Python objects)
+            for prop in n.metadata_props:
+                if prop.key == _SCOPES_KEY:
+                    text = prop.value
+                    if text not in scopes:
+                        m = _LAYER.search(text)
+                        scopes[text] = int(m.group(1)) if m else None
+                    self.layer.append(scopes[text])
+                    break
+            else:
+                m = _LAYER.search(n.name)
+                self.layer.append(int(m.group(1)) if m else None)
+            self.ins.append(tuple(n.input))
+            self.outs.append(tuple(n.output))
+            attrs = n.attribute
+            key = tuple(sorted(a.SerializeToString() for a in attrs)) if attrs else ()
+            self.items.append((n.op_type, n.domain, key))
+        self.position = list(range(len(self.ins)))
         self.shapes = _shapes(model)
         self.consts = {
             i.name: _value_digest(i)

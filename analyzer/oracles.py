@@ -97,7 +97,17 @@ _MAX_SPLIT_FACTOR = 256  # the param spells every section out
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of ``n`` in increasing order (pairs ``d``, ``n // d`` with ``d * d <= n``;
+    a vocabulary axis of 128256 costs 358 steps, not 128256)."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
 
 
 def reshape_strided_map(in_shape: list[int], out_shape: list[int], world_size: int) -> list[tuple[int, int, int, int]]:

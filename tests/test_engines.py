@@ -225,6 +225,46 @@ def test_clingo_translation_traps():
     assert "#show r_H/2." in text
 
 
+def test_clingo_copied_graph_facts_derive_what_every_copy_given_does():
+    # the rank graphs of an SPMD export: one graph's facts, given once for several graphs
+    from analyzer.engines.clingo_engine import GraphCopies
+
+    program = parse_string(
+        """
+        .decl Node(g: symbol, n: symbol, op: symbol)
+        .decl Label(n: symbol, g: symbol, v: number)
+        .decl Unused(g: symbol, x: symbol)
+        .decl Rank(g: symbol, r: number)
+        .decl Ops(g: symbol, c: number)
+        .decl Pair(g: symbol, n: symbol, op: symbol, v: number)
+        .decl Lonely(g: symbol, n: symbol)
+        .output Ops, Pair, Lonely
+        Ops(g, c) :- Rank(g, _), c = count : { Node(g, _, _) }.
+        Pair(g, n, op, v) :- Node(g, n, op), Label(n, g, v), Rank(g, r), r >= 0.
+        Lonely(g, n) :- Node(g, n, _), !Label(n, g, _).
+        """
+    )
+    source = {
+        "Node": [("r0", 'mat"mul\\1', "MatMul"), ("r0", "add\n2", "Add"), ("r0", "x", "Relu")],
+        "Label": [('mat"mul\\1', "r0", 7), ("add\n2", "r0", -3)],
+        "Unused": [("r0", "u")],
+    }
+    ranks = {"Rank": [("seq", -1), ("r0", 0), ("r1", 1), ("r2", 2)], "Node": [("seq", "s", "MatMul")]}
+    every = {rel: [*ranks.get(rel, [])] for rel in {*source, *ranks}}
+    for g in ("r0", "r1", "r2"):
+        for rel, rows in source.items():
+            col = 0 if rel != "Label" else 1
+            every[rel] += [(*row[:col], g, *row[col + 1 :]) for row in rows]
+    engine = get_engine("clingo")
+    expected = engine.run(program, every)
+    assert ("r2", "add\n2", "Add", -3) in expected["Pair"] and ("r1", "x") in expected["Lonely"]
+    assert engine.run(program, ranks, copies=[GraphCopies(("r0", "r1", "r2"), source)]) == expected
+    with pytest.raises(DatalogError, match="name another graph"):
+        engine.run(program, ranks, copies=[GraphCopies(("r1", "r2"), source)])
+    with pytest.raises(DatalogError, match="Unused.*expected a symbol"):  # checked, though no rule reads it
+        engine.run(program, ranks, copies=[GraphCopies(("r0",), {**source, "Unused": [("r0", 1)]})])
+
+
 def test_aggregate_using_an_outer_variable_only_in_a_comparison():
     program = parse_string(
         """

@@ -175,6 +175,22 @@ def test_clean_files_are_proved_clean_inside_protobuf():
         assert not _maybe_bad_strings(data) and not _maybe_bad_dims(data), path
 
 
+@pytest.mark.parametrize("name", ["caf\u00e9", "\u00e9t\u00e9", "x\u4e2d"])
+def test_non_ascii_names_are_read_and_a_nul_after_them_is_found(tmp_path, name):
+    # the fast NUL check reads names as ASCII codes; other text goes to the text-format check
+    from analyzer.facts.extract import _maybe_bad_strings
+
+    model = model_from_text(MLP)
+    model.graph.node[0].name = name
+    (tmp_path / "ok.onnx").write_bytes(model.SerializeToString())
+    assert load_model(tmp_path / "ok.onnx").graph.node[0].name == name
+    assert not _maybe_bad_strings(model.SerializeToString())
+    model.graph.node[0].name = name + "\x00"
+    (tmp_path / "bad.onnx").write_bytes(model.SerializeToString())
+    with pytest.raises(InputError, match="contains a NUL character"):
+        load_model(tmp_path / "bad.onnx")
+
+
 def test_identical_graphs_are_checked_once_but_every_file_is(tmp_path):
     from analyzer.driver import load_inputs
 

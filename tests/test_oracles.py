@@ -41,3 +41,10 @@ def test_map_agrees_with_numpy(outer, a, inner, split):
         for r in range(n):
             local = np.split(x, n, axis=ax)[r].reshape(local_shape)
             assert np.array_equal(local, np.split(x.reshape(out_shape), n, axis=bx)[r])
+
+
+def test_divisors_are_every_divisor_in_order():
+    from analyzer.oracles import _divisors
+
+    for n in [*range(0, 300), 1024, 4096, 14336, 53248, 128256, 2**20 + 1]:
+        assert _divisors(n) == [d for d in range(1, n + 1) if n % d == 0], n

@@ -10,10 +10,10 @@ messages that cannot hold one (tensor shapes, metadata, ...).
   whose bytes are not UTF-8 (the same rule as Python's strict decoder);
 - :func:`names_schema`: only the name-like ``string`` fields, whose text format shows every
   name with a NUL written as ``\\000``;
+- :func:`name_chars_schema`: the same names, each read as a packed list of ASCII codes 1..127
+  (anything else lands in the unknown fields): a NUL-free check without the text format;
 - :func:`value_dims_schema`: only ``dim_value`` of the graph's inputs, outputs and
-  ``value_info``;
-- :func:`graph_bytes_schema`: the graph as stored, to tell identical graphs apart (the ranks
-  of an SPMD export often have byte-identical graphs).
+  ``value_info``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import onnx
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
-__all__ = ["NAME_FIELDS", "graph_bytes_schema", "names_schema", "utf8_schema", "value_dims_schema"]
+__all__ = ["NAME_FIELDS", "name_chars_schema", "names_schema", "utf8_schema", "value_dims_schema"]
 
 NAME_FIELDS = frozenset({"name", "op_type", "domain", "input", "output"})
 _MESSAGE = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
@@ -68,8 +68,14 @@ def _renamed(f: descriptor_pb2.FieldDescriptorProto, old: str, new: str) -> desc
     return out
 
 
-def _build(package: str, keep: Keep, proto3: bool) -> type[Message]:
-    """The ``ModelProto`` class of a shadow schema named ``package``."""
+def _build(
+    package: str,
+    keep: Keep,
+    proto3: bool,
+    change: Callable[[descriptor_pb2.FileDescriptorProto, descriptor_pb2.FieldDescriptorProto], None] | None = None,
+) -> type[Message]:
+    """The ``ModelProto`` class of a shadow schema named ``package``; ``change`` may edit each
+    kept non-message field (and add types to the file)."""
     fp = descriptor_pb2.FileDescriptorProto()
     onnx.ModelProto.DESCRIPTOR.file.CopyToProto(fp)
     old = f".{fp.package}."
@@ -81,6 +87,10 @@ def _build(package: str, keep: Keep, proto3: bool) -> type[Message]:
             for f in m.field
             if keep(full, f) and (f.type != _MESSAGE or f.type_name in reach)
         ]
+        if change is not None:
+            for f in kept:
+                if f.type != _MESSAGE:
+                    change(fp, f)
         del m.field[:]
         m.field.extend(kept)
         del m.oneof_decl[:]
@@ -116,21 +126,30 @@ def names_schema(graph: bool = True) -> type[Message]:
 
 
 @functools.cache
-def graph_bytes_schema() -> type[Message]:
-    """``ModelProto`` with only its ``graph`` field, read as the bytes of each occurrence in
-    the file (protobuf merges repeated occurrences of a message field): equal lists of bytes
-    are equal graphs."""
-    fp = descriptor_pb2.FileDescriptorProto(name="shardlog_shadow_graph.proto", package="shardlog_shadow_graph")
-    number = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
-    fp.message_type.add(name="ModelProto").field.add(
-        name="graph",
-        number=number,
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
+def name_chars_schema(graph: bool = True) -> type[Message]:
+    """:func:`names_schema` with each name read as its characters: a packed repeated field of
+    a proto2 (closed) enum whose values are 1..127. Parsing the bytes of a names shadow with
+    it keeps ASCII characters other than NUL and moves every other value (NUL, or a byte of
+    a non-ASCII character) to the unknown fields; a byte that ends a name inside a varint
+    makes the parse fail."""
+    package = f"shardlog_shadow_name_chars_{int(graph)}"
+
+    def as_chars(fp: descriptor_pb2.FileDescriptorProto, f: descriptor_pb2.FieldDescriptorProto) -> None:
+        if not fp.enum_type or fp.enum_type[-1].name != "NameChar":
+            enum = fp.enum_type.add(name="NameChar")
+            enum.value.extend(descriptor_pb2.EnumValueDescriptorProto(name=f"C{i}", number=i) for i in range(1, 128))
+        f.label = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
+        f.type = descriptor_pb2.FieldDescriptorProto.TYPE_ENUM
+        f.type_name = f".{package}.NameChar"
+        f.options.packed = True
+
+    return _build(
+        package,
+        lambda m, f: (graph or _not_graph(m, f))
+        and (f.type == _MESSAGE or (f.type == _STRING and f.name in NAME_FIELDS)),
+        proto3=False,
+        change=as_chars,
     )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shardlog_shadow_graph.ModelProto"))
 
 
 _DIM_PATH = frozenset(
