@@ -17,9 +17,10 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from analyzer.driver import CheckInput, Derivation, derive, load_inputs
+from analyzer.errors import InputError
 from analyzer.verdict import Verdict, build_verdict
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class CheckResult:
     engine: str
     seconds: float
     numeric: dict[str, float] = field(default_factory=dict)
+    mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
 
     @property
     def verdict(self) -> str:
@@ -134,6 +136,18 @@ def check(
         analyzer.errors.InputError: bad files, spec or rules (one-line message).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    if relations is not None:
+        from analyzer.relations import load_spec
+
+        spec = load_spec(relations)
+        if spec.mesh is not None:  # a two-axis mesh: one check per axis, composed (analyzer/mesh.py)
+            from analyzer.mesh import check_mesh
+
+            if pipeline not in (None, 1):
+                raise InputError(f"{spec.path}: a mesh spec cannot be combined with --pp")
+            with _no_cyclic_gc():
+                return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
+                                  coverage=coverage, memoize=memoize)
     t0 = time.perf_counter()
     with _no_cyclic_gc():
         inp = load_inputs(seq, ranks, relations, pipeline=pipeline)

@@ -28,6 +28,7 @@ JSON schema version 1 (``--json REPORT.json``)::
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def to_json(result: CheckResult) -> dict:
     out = {
         "schema_version": SCHEMA_VERSION,
         "verdict": v.verdict,
-        "world_size": result.inputs.world_size,
+        "world_size": result.inputs.world_size if result.mesh is None else math.prod(result.mesh.axes.values()),
         "engine": result.engine,
         "seconds": round(result.seconds, 4),
         "timings": {k: round(t, 4) for k, t in result.derivation.timings.items()},
@@ -95,6 +96,13 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     v = result.verdict_
     n = result.inputs.world_size
     pp = result.inputs.pipeline
+    mesh = result.mesh
+    if mesh is not None:  # a mesh check (analyzer/mesh.py): one line per one-axis check
+        n = math.prod(mesh.axes.values())
+        console.print(f"mesh {escape(mesh.text)}, checked per axis:")
+        for c in mesh.checks:
+            how = f"same files as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"
+            console.print(f"  {escape(c.label)}: {c.result.verdict} ({escape(how)})")
     if pp is not None:
         chain = " -> ".join(Path(st[0]).name + (f" (x{len(st)} ranks)" if len(st) > 1 else "") for st in pp.stages)
         console.print(f"pipeline: {pp.degree} stages, chained by boundary tensor names: {escape(chain)}")
@@ -110,7 +118,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
         if o.relation:
-            console.print(f"{escape(o.name)} = {o.relation} on {_ranks_text(n, pp is not None)}")
+            on = _ranks_text(n, pp is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
+            console.print(f"{escape(o.name)} = {o.relation} on {escape(on)}")
         else:
             console.print(f"{escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
@@ -174,6 +183,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     colour = "green" if v.verdict == "verified" else "red"
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
+    if mesh is not None:
+        size = f"world size {n}, mesh {mesh.text}"
     console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
