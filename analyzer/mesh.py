@@ -110,6 +110,18 @@ def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> Ch
     )
 
 
+def _check_rank_order(inp: CheckInput, first: int) -> None:
+    """A file whose metadata records its global rank (``shardlog.rank``, written by the
+    exporters) must sit at that position: the files are row-major over the mesh axes."""
+    for j, (path, model) in enumerate(zip(inp.rank_paths, inp.ranks)):
+        meta = {p.key: p.value for p in model.metadata_props}
+        if "shardlog.rank" in meta and meta["shardlog.rank"] != str(first + j):
+            raise InputError(
+                f"{path}: the file of rank {meta['shardlog.rank']} is given as rank {first + j}: "
+                "give the mesh's files in global-rank order (row-major, the last mesh axis fastest)"
+            )
+
+
 def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool) -> CheckResult:
     from analyzer.api import CheckResult
 
@@ -165,7 +177,9 @@ def check_mesh(
             first = solved[key]
             info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, first.label))
             continue
-        sub = _run(_load(replica, files, spec, inner), engine, rules, coverage, memoize)
+        inp = _load(replica, files, spec, inner)
+        _check_rank_order(inp, i * t)
+        sub = _run(inp, engine, rules, coverage, memoize)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])
     label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
