@@ -9,12 +9,13 @@ ordinary one-axis check run by the unchanged rule library:
 
 1. **along tp**, for each dp index ``i``: the ``T`` rank files of group ``i`` against
    ``replica_seq`` (world = that group; relations inferred from shapes plus the spec's ``tp``
-   entries). Collectives name their mesh axis (string attribute ``group``); the fact
+   entries). Collectives name their mesh axis (string attribute ``mesh_axis``); the fact
    ``CheckAxis("tp")`` makes a collective over ``tp`` one over this world, and any other
-   (``group="dp"``, or no ``group`` with a ``group_size`` that is not ``T``) a sub-group
+   (``mesh_axis="dp"``, or no ``mesh_axis`` with a ``group_size`` that is not ``T``) a sub-group
    collective that transforms no relation (``rules/collectives/order.dl``; hint
-   ``wrong-group-collective``). Groups whose files are byte-identical to an earlier group's
-   reuse its result (the same programs under the same input relations).
+   ``wrong-group-collective``). Groups whose graphs are byte-identical to an earlier group's
+   reuse its result (the same programs under the same input relations; the
+   files differ only in their metadata, which names the rank).
 2. **along dp**: ``D`` copies of ``replica_seq`` against the sequential graph (relations
    inferred from shapes plus the spec's ``dp`` entries: the batch ``Shard(0)``).
 
@@ -27,7 +28,7 @@ the composition never verifies a wrong program. Not covered: collectives over th
 (gradient all-reduce, FSDP all-gathers: refused, a discrepancy), meshes of more than two axes.
 
 The numeric witness runs all ``D*T`` rank files together, each collective meeting the ranks
-of its ``group`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
+of its ``mesh_axis`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
 sequential graph split by the spec's relations, and rebuilds each output per axis.
 """
 
@@ -88,8 +89,13 @@ class MeshInfo:
         return " x ".join(f"{k}={v}" for k, v in self.axes.items())
 
 
-def _file_key(path: str) -> str:
-    return hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
+def _graph_key(model: onnx.ModelProto) -> tuple:
+    """What a check reads of a rank model: its graph (with the weights), opsets and functions;
+    not the model's doc string or metadata, which name the rank."""
+    h = hashlib.blake2b(model.graph.SerializeToString(), digest_size=16)
+    for part in [*model.opset_import, *model.functions]:
+        h.update(part.SerializeToString())
+    return (model.ir_version, h.hexdigest())
 
 
 def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> CheckInput:
@@ -172,13 +178,14 @@ def check_mesh(
     for i in range(d):
         files = paths[i * t : (i + 1) * t]
         label = f"{inner} group {i} (ranks {i * t}..{(i + 1) * t - 1}) against {Path(replica).name}"
-        key = tuple(_file_key(f) for f in files)
-        if key in solved:
-            first = solved[key]
-            info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, first.label))
-            continue
         inp = _load(replica, files, spec, inner)
         _check_rank_order(inp, i * t)
+        key = tuple(_graph_key(m) for m in inp.ranks)
+        if key in solved:
+            first = solved[key]
+            short = f"{inner} group {first.ranks[0] // t}"
+            info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
+            continue
         sub = _run(inp, engine, rules, coverage, memoize)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])

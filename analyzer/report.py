@@ -21,7 +21,9 @@ JSON schema version 1 (``--json REPORT.json``)::
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
-      "pipeline": {"stages": [[file]], "boundaries": [[str]]}   # only with --pp
+      "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
+      "mesh": {"axes": {name: size}, "checks": [{"axis": str, "label": str, "ranks": [int],
+               "verdict": str, "reused": str}]}   # only with a mesh spec (docs/mesh.md)
     }
 """
 
@@ -68,6 +70,14 @@ def to_json(result: CheckResult) -> dict:
     }
     if result.numeric:
         out["numeric"] = result.numeric
+    if result.mesh is not None:
+        out["mesh"] = {
+            "axes": dict(result.mesh.axes),
+            "checks": [
+                {"axis": c.axis, "label": c.label, "ranks": c.ranks, "verdict": c.result.verdict, "reused": c.reused}
+                for c in result.mesh.checks
+            ],
+        }
     if result.inputs.pipeline is not None:
         out["pipeline"] = {"stages": result.inputs.pipeline.stages, "boundaries": result.inputs.pipeline.boundaries}
     return out
@@ -101,7 +111,7 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         n = math.prod(mesh.axes.values())
         console.print(f"mesh {escape(mesh.text)}, checked per axis:")
         for c in mesh.checks:
-            how = f"same files as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"
+            how = f"same graphs as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"
             console.print(f"  {escape(c.label)}: {c.result.verdict} ({escape(how)})")
     if pp is not None:
         chain = " -> ".join(Path(st[0]).name + (f" (x{len(st)} ranks)" if len(st) > 1 else "") for st in pp.stages)

@@ -190,10 +190,10 @@ def register_collective_schemas() -> None:
         return D.OpSchema.Attribute(name, onnx.helper.make_attribute(name, value))
 
     # the mesh axis of the process group (mesh_export.py; docs/mesh.md); no default: absent = world
-    group = D.OpSchema.Attribute("group", D.OpSchema.AttrType.STRING, "mesh axis", required=False)
+    mesh_axis = D.OpSchema.Attribute("mesh_axis", D.OpSchema.AttrType.STRING, "mesh axis", required=False)
     specs = {
-        "AllReduce": [attr("group_size", 1), attr("reduction", "sum"), group],
-        "AllGather": [attr("group_size", 1), attr("axis", 0), group],
+        "AllReduce": [attr("group_size", 1), attr("reduction", "sum"), mesh_axis],
+        "AllGather": [attr("group_size", 1), attr("axis", 0), mesh_axis],
         "ReduceScatter": [attr("group_size", 1), attr("reduction", "sum"), attr("axis", 0)],
     }
     for name, attrs in specs.items():
@@ -225,12 +225,12 @@ def translation_table():
             raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
         if group_name in _MESH_GROUPS:  # a mesh axis's group (mesh_export.py): name the axis
             axis, size = _MESH_GROUPS[group_name]
-            return msft.AllReduce(x, group=axis, group_size=size, reduction="sum")
+            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction="sum")
         return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
 
     def all_gather_into_tensor(x, group_size: int, group_name: str):
         if group_name in _MESH_GROUPS:
-            return msft.AllGather(x, group=_MESH_GROUPS[group_name][0], group_size=group_size, axis=0)
+            return msft.AllGather(x, mesh_axis=_MESH_GROUPS[group_name][0], group_size=group_size, axis=0)
         return msft.AllGather(x, group_size=group_size, axis=0)
 
     def reduce_scatter_tensor(x, reduce_op: str, group_size: int, group_name: str):
@@ -973,7 +973,8 @@ def main(argv=None):
             cmd += " --no-verify"
         if name and args.stack_frames != 3:
             cmd += f" --stack-frames {args.stack_frames}"
-        print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)
+        size = f"mesh {a.mesh}" if a.mesh else f"world_size={a.world_size}"
+        print(f"== {Path(a.out).name}: {a.model} {size} bug={a.bug}", flush=True)
         if a.mesh:
             mesh_export.produce_mesh(a, cmd.strip(), sys.modules[__name__])
         else:

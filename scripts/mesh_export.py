@@ -8,7 +8,7 @@ the model's ``base_model_tp_plan`` (as ``export_hf_tp.tp_plan``), and the batch 
 ``[i*B/DP, (i+1)*B/DP)`` of ``input_ids``. The forward has no data-parallel collective; the
 tensor-parallel ones run over ``mesh["tp"]``'s process group. The translation table of
 ``export_hf_tp`` writes the mesh axis of each collective's process group as the string
-attribute ``group`` (``com.microsoft::AllReduce(group="tp", group_size=2, ...)``), the
+attribute ``mesh_axis`` (``com.microsoft::AllReduce(mesh_axis="tp", group_size=2, ...)``), the
 axis-name analogue of ONNX Runtime's ``NcclAllReduce(group_type=...)`` (docs/mesh.md).
 
 Files written into the case folder: ``seq.onnx`` (the sequential model on the global batch),
@@ -21,7 +21,7 @@ partial sum over the data-parallel group (``funcol.all_reduce(local, "sum", dp_m
 ``RowwiseParallel`` reduces over the tensor-parallel one (the mesh it was given): the classic
 "collective over the wrong process group" (``get_data_parallel_group()`` passed where
 ``get_tensor_model_parallel_group()`` belongs). Its shapes and op sequence are those of the
-correct program; only the ``group`` attribute differs.
+correct program; only the ``mesh_axis`` attribute differs.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class _GroupComm:
 
 
 def simulate_mesh(protos, feeds, mesh):
-    """Run the rank files together; each collective meets the ranks of its ``group`` axis."""
+    """Run the rank files together; each collective meets the ranks of its ``mesh_axis``."""
     from onnx.reference import ReferenceEvaluator
     from onnx.reference.op_run import OpRun
 
@@ -156,17 +156,17 @@ def simulate_mesh(protos, feeds, mesh):
         class AllReduce(OpRun):
             op_domain = "com.microsoft"
 
-            def _run(self, x, group_size=None, reduction=None, group=None):
-                c = comm_of(rank, group)
-                xs = c.exchange(rank, ("AllReduce", x.shape, group), x)
+            def _run(self, x, group_size=None, reduction=None, mesh_axis=None):
+                c = comm_of(rank, mesh_axis)
+                xs = c.exchange(rank, ("AllReduce", x.shape, mesh_axis), x)
                 return (np.sum(np.stack(xs), axis=0).astype(x.dtype),)
 
         class AllGather(OpRun):
             op_domain = "com.microsoft"
 
-            def _run(self, x, group_size=None, axis=None, group=None):
-                c = comm_of(rank, group)
-                xs = c.exchange(rank, ("AllGather", x.shape, axis, group), x)
+            def _run(self, x, group_size=None, axis=None, mesh_axis=None):
+                c = comm_of(rank, mesh_axis)
+                xs = c.exchange(rank, ("AllGather", x.shape, axis, mesh_axis), x)
                 return (np.concatenate(xs, axis=axis or 0),)
 
         return [AllReduce, AllGather]

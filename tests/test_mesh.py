@@ -96,7 +96,7 @@ def _mesh_case(tmp_path, group: str | None = "tp", group_size: int = 2, spec_ext
     ranks = []
     for r in range(4):
         t = r % 2
-        attrs = {"group_size": group_size, "reduction": "sum", **({"group": group} if group else {})}
+        attrs = {"group_size": group_size, "reduction": "sum", **({"mesh_axis": group} if group else {})}
         nodes = [
             helper.make_node("MatMul", ["x", "w"], ["z"]),
             helper.make_node("AllReduce", ["z"], ["y"], domain="com.microsoft", **attrs),
@@ -148,7 +148,7 @@ def test_a_group_attribute_without_a_mesh_spec_is_refused(tmp_path):
     seq, ranks = _row_parallel(tmp_path, group_size=2)
     for path in ranks:
         model = onnx.load(str(path))
-        model.graph.node[1].attribute.append(helper.make_attribute("group", "tp"))
+        model.graph.node[1].attribute.append(helper.make_attribute("mesh_axis", "tp"))
         onnx.save(model, str(path))
     result = check(seq, ranks)
     assert result.verdict == "discrepancy"
@@ -165,7 +165,7 @@ def test_mesh_rendezvous_meets_the_ranks_of_each_group():
 
     def run(r, group):
         x = np.full((1,), float(10**r), dtype=np.float32)
-        call = CollectiveCall("AllReduce", "all_reduce", "n", (("group", group), ("group_size", 2)), (x,))
+        call = CollectiveCall("AllReduce", "all_reduce", "n", (("group_size", 2), ("mesh_axis", group)), (x,))
         got[(r, group)] = float(hub.exchange(r, call)[0][0])
 
     for group in ("tp", "dp"):
@@ -232,3 +232,43 @@ def test_mesh_replica_that_mixes_the_batch_is_not_verified(tmp_path):
     assert result.verdict == "discrepancy"
     assert result.verdict_.discrepancies[0].op_type == "Softmax"
     assert result.numeric["y"] > 1e-3
+
+
+@pytest.mark.parametrize("group, code", [("tp", 0), ("dp", 1)])
+def test_mesh_cli_exit_codes_and_json_report(tmp_path, group, code):
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from click.testing import CliRunner
+    from conftest import ROOT
+
+    from analyzer.cli import main
+
+    seq, ranks, spec = _mesh_case(tmp_path, group=group)
+    report = tmp_path / "report.json"
+    args = ["check", str(seq), *map(str, ranks), "--relations", str(spec), "--json", str(report)]
+    run = CliRunner().invoke(main, args)
+    assert run.exit_code == code, run.output
+    assert "mesh dp=2 x tp=2" in run.output
+    data = json.loads(report.read_text())
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
+    assert data["world_size"] == 4
+    assert [(c["axis"], c["ranks"], c["verdict"]) for c in data["mesh"]["checks"]] == [
+        ("tp", [0, 1], "verified" if code == 0 else "discrepancy"),
+        ("tp", [2, 3], "verified" if code == 0 else "discrepancy"),
+        ("dp", [0, 1], "verified"),
+    ]
+
+
+def test_mesh_cli_bad_spec_is_one_line_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    seq, ranks, spec = _mesh_case(tmp_path)
+    spec.write_text("mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nrelations:\n  x: {shard: 0}\n")
+    run = CliRunner().invoke(main, ["check", str(seq), *map(str, ranks), "--relations", str(spec)])
+    assert run.exit_code == 2
+    text = (getattr(run, "stderr", "") or run.output).strip()
+    assert len(text.splitlines()) == 1 and "a layout per mesh axis" in text, text

@@ -237,9 +237,9 @@ class Rendezvous:
 class MeshRendezvous:
     """Rendezvous of the ranks of a device mesh: each collective meets the ranks of its group.
 
-    A collective with the string attribute ``group`` (a mesh axis name, docs/mesh.md) is paired,
+    A collective with the string attribute ``mesh_axis`` (a mesh axis name, docs/mesh.md) is paired,
     by issue order within that process group as NCCL does per communicator, with the ranks that
-    share every other mesh coordinate; one without ``group`` is over all ranks. Ranks are
+    share every other mesh coordinate; one without ``mesh_axis`` is over all ranks. Ranks are
     row-major over the axes (``DeviceMesh(arange(N).reshape(sizes))``): rank r has coordinates
     ``numpy.unravel_index(r, sizes)``.
 
@@ -278,7 +278,7 @@ class MeshRendezvous:
 
     def exchange(self, rank: int, call: CollectiveCall) -> tuple[np.ndarray, ...]:
         """As :meth:`Rendezvous.exchange`, within the group the call names."""
-        hub, local = self._hub_of(rank, dict(call.attrs).get("group"))
+        hub, local = self._hub_of(rank, dict(call.attrs).get("mesh_axis"))
         return hub.exchange(local, call)
 
     def _all(self, rank: int) -> list[tuple[Rendezvous, int]]:
@@ -383,9 +383,9 @@ def _norm_attrs(op_type: str, raw: dict[str, Any]) -> tuple[tuple[str, Any], ...
     for name in ("axis", "group_size"):
         if name in raw:
             out[name] = int(raw[name])
-    if raw.get("group") is not None:  # the mesh axis of the process group (docs/mesh.md)
-        group = raw["group"]
-        out["group"] = group.decode() if isinstance(group, bytes) else str(group)
+    if raw.get("mesh_axis") is not None:  # the mesh axis of the process group (docs/mesh.md)
+        axis = raw["mesh_axis"]
+        out["mesh_axis"] = axis.decode() if isinstance(axis, bytes) else str(axis)
     return tuple(sorted(out.items()))
 
 
