@@ -664,7 +664,7 @@ def _collective_ops(rank, comm):
     class AllReduce(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, reduction=None):
+        def _run(self, x, group_size=None, reduction=None, mesh_axis=None):
             assert (reduction or "sum") == "sum"
             xs = comm.exchange(rank, ("AllReduce", x.shape), x)
             return (np.sum(np.stack(xs), axis=0).astype(x.dtype),)
@@ -672,14 +672,14 @@ def _collective_ops(rank, comm):
     class AllGather(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, axis=None):
+        def _run(self, x, group_size=None, axis=None, mesh_axis=None):
             xs = comm.exchange(rank, ("AllGather", x.shape, axis), x)
             return (np.concatenate(xs, axis=axis or 0),)
 
     class ReduceScatter(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, reduction=None, axis=None):
+        def _run(self, x, group_size=None, reduction=None, axis=None, mesh_axis=None):
             xs = comm.exchange(rank, ("ReduceScatter", x.shape, axis), x)
             s = np.sum(np.stack(xs), axis=0).astype(x.dtype)
             return (np.split(s, comm.n, axis=axis or 0)[rank],)

@@ -272,3 +272,26 @@ def test_mesh_cli_bad_spec_is_one_line_exit_2(tmp_path):
     assert run.exit_code == 2
     text = (getattr(run, "stderr", "") or run.output).strip()
     assert len(text.splitlines()) == 1 and "a layout per mesh axis" in text, text
+
+
+@pytest.mark.parametrize("name", ["llama_tp2_dp2", "llama_tp2_dp2_bug_wrong_group_allreduce"])
+def test_mesh_examples_are_well_formed(name):
+    """The exported mesh cases: 4 rank files in global-rank order, every collective naming its
+    mesh axis; the bug case differs from the correct one in one collective's axis only."""
+    import yaml
+
+    folder = EXAMPLES / name
+    case = yaml.safe_load((folder / "case.yaml").read_text())
+    assert case["mesh"] == {"dp": 2, "tp": 2} and case["files"]["spec"] == "mesh.yaml"
+    axes = []
+    for r in range(4):
+        model = onnx.load(str(folder / f"rank{r}.onnx"))
+        assert {p.key: p.value for p in model.metadata_props}["shardlog.rank"] == str(r)
+        collectives = [n for n in model.graph.node if n.domain == "com.microsoft"]
+        axes.append([helper.get_attribute_value(next(a for a in n.attribute if a.name == "mesh_axis")).decode()
+                     for n in collectives])
+    assert all(a == axes[0] for a in axes)
+    if case["expected"] == "verified":
+        assert set(axes[0]) == {"tp"} and case["max_abs_error"] < 1e-4
+    else:
+        assert axes[0].count("dp") == 1 and case["max_abs_error"] > 1e-1
