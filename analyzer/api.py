@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,13 @@ class CheckResult:
     seconds: float
     numeric: dict[str, float] = field(default_factory=dict)
     mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
+
+    @property
+    def world_size(self) -> int:
+        """Number of ranks: the product of the mesh sizes for a mesh check, else ``inputs.world_size``."""
+        if self.mesh is not None:
+            return math.prod(self.mesh.axes.values())
+        return self.inputs.world_size
 
     @property
     def verdict(self) -> str:

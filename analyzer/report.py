@@ -30,7 +30,6 @@ JSON schema version 1 (``--json REPORT.json``)::
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -56,7 +55,7 @@ def to_json(result: CheckResult) -> dict:
     out = {
         "schema_version": SCHEMA_VERSION,
         "verdict": v.verdict,
-        "world_size": result.inputs.world_size if result.mesh is None else math.prod(result.mesh.axes.values()),
+        "world_size": result.world_size,
         "engine": result.engine,
         "seconds": round(result.seconds, 4),
         "timings": {k: round(t, 4) for k, t in result.derivation.timings.items()},
@@ -108,7 +107,7 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     pp = result.inputs.pipeline
     mesh = result.mesh
     if mesh is not None:  # a mesh check (analyzer/mesh.py): one line per one-axis check
-        n = math.prod(mesh.axes.values())
+        n = result.world_size
         console.print(f"mesh {escape(mesh.text)}, checked per axis:")
         for c in mesh.checks:
             how = f"same graphs as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"

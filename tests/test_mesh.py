@@ -246,14 +246,17 @@ def test_mesh_cli_exit_codes_and_json_report(tmp_path, group, code):
 
     seq, ranks, spec = _mesh_case(tmp_path, group=group)
     report = tmp_path / "report.json"
+    html, sarif = tmp_path / "report.html", tmp_path / "report.sarif"
     args = ["check", str(seq), *map(str, ranks), "--relations", str(spec), "--json", str(report)]
-    run = CliRunner().invoke(main, args)
+    run = CliRunner().invoke(main, [*args, "--html", str(html), "--sarif", str(sarif)])
     assert run.exit_code == code, run.output
     assert "mesh dp=2 x tp=2" in run.output
     data = json.loads(report.read_text())
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(data)
     assert data["world_size"] == 4
+    assert "world size 4" in html.read_text()
+    assert json.loads(sarif.read_text())["runs"][0]["properties"]["worldSize"] == 4
     assert [(c["axis"], c["ranks"], c["verdict"]) for c in data["mesh"]["checks"]] == [
         ("tp", [0, 1], "verified" if code == 0 else "discrepancy"),
         ("tp", [2, 3], "verified" if code == 0 else "discrepancy"),
