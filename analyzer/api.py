@@ -126,7 +126,9 @@ def check(
     Args:
         seq: path of the sequential ONNX model.
         ranks: paths of the rank models, rank 0 first (world size = ``len(ranks)``).
-        relations: optional YAML spec of input relations (see :mod:`analyzer.relations`).
+        relations: optional YAML spec of input relations (see :mod:`analyzer.relations`); a
+            spec with ``mesh:`` makes this a two-axis mesh check (:mod:`analyzer.mesh`: one
+            check per mesh axis, composed; ``result.mesh`` holds them).
         engine: ``"clingo"`` (default), ``"souffle"`` or ``"pydatalog"``.
         rules: extra rule folders.
         numeric: also run the numeric witness (random inputs, simulated collectives).
