@@ -48,7 +48,7 @@ from analyzer.driver import CheckInput, _canonical_forms, _check_same_model, _Kn
 from analyzer.errors import InputError
 from analyzer.layout import REPLICATE, Layout
 from analyzer.relations import Spec, apply_spec, infer_input_relations
-from analyzer.verdict import OutputVerdict, Verdict, build_verdict
+from analyzer.verdict import Discrepancy, OutputVerdict, Verdict, build_verdict
 
 if TYPE_CHECKING:
     from analyzer.api import CheckResult
@@ -208,12 +208,18 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
     tp_checks = [c for c in info.checks if c.axis == inner]
     dp_check = next(c for c in info.checks if c.axis == outer)
     outputs = []
+    differ = []
     dp_out = dp_check.result.verdict_.outputs
     for pos, out in enumerate(dp_out):
         per_group = [c.result.verdict_.outputs[pos] for c in tp_checks]
         rels = {o.relation for o in per_group}
         if out.relation is None or None in rels or len(rels) != 1:
             outputs.append(OutputVerdict(out.name, None))
+            if None not in rels and len(rels) > 1:  # each group is right, but not alike
+                text = "; ".join(f"{c.label}: {o.relation}" for c, o in zip(tp_checks, per_group))
+                message = f"output {out.name} has a different relation in each {inner} group ({text})"
+                differ.append(Discrepancy("output", out.name, "", "", "", "", [out.name], [], {}, [], [], -1,
+                                          "seq", message))
             continue
         rank_values = [v for o in per_group for v in o.rank_values]
         text = f"{outer}: {out.relation}, {inner}: {per_group[0].relation}"
@@ -234,6 +240,7 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
             where = f"mesh check {c.label}"
             disc.message = f"{where}: {disc.message}" if disc.message else where
             discrepancies.append(disc)
+    discrepancies.extend(differ)
     ok = all(o.relation is not None for o in outputs) and all(
         c.result.verdict == "verified" for c in info.checks
     )

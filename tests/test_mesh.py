@@ -298,3 +298,21 @@ def test_mesh_examples_are_well_formed(name):
         assert set(axes[0]) == {"tp"} and case["max_abs_error"] < 1e-4
     else:
         assert axes[0].count("dp") == 1 and case["max_abs_error"] > 1e-1
+
+
+def test_mesh_groups_with_different_output_relations_are_reported(tmp_path):
+    """Group 1 never all-reduces: each group is a correct program on its own (Replicate,
+    Partial(sum)), but no per-axis placement describes the mesh: a discrepancy that says so."""
+    seq, ranks, spec = _mesh_case(tmp_path)
+    for path in ranks[2:]:
+        model = onnx.load(str(path))
+        del model.graph.node[1]
+        model.graph.node[0].output[0] = "y"
+        del model.graph.value_info[:]
+        onnx.save(model, str(path))
+    result = check(seq, ranks, relations=spec)
+    assert [c.result.verdict_.outputs[0].relation for c in result.mesh.checks] == [
+        "Replicate", "Partial(sum)", "Shard(0)"]
+    assert result.verdict == "discrepancy"
+    (d,) = result.verdict_.discrepancies
+    assert d.kind == "output" and "different relation in each tp group" in d.message
