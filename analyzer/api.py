@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from analyzer.driver import CheckInput, Derivation, derive, load_inputs
+from analyzer.errors import InputError
 from analyzer.verdict import Verdict, build_verdict
 
 if TYPE_CHECKING:
@@ -47,6 +49,14 @@ class CheckResult:
     engine: str
     seconds: float
     numeric: dict[str, float] = field(default_factory=dict)
+    mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
+
+    @property
+    def world_size(self) -> int:
+        """Number of ranks: the product of the mesh sizes for a mesh check, else ``inputs.world_size``."""
+        if self.mesh is not None:
+            return math.prod(self.mesh.axes.values())
+        return self.inputs.world_size
 
     @property
     def verdict(self) -> str:
@@ -116,7 +126,9 @@ def check(
     Args:
         seq: path of the sequential ONNX model.
         ranks: paths of the rank models, rank 0 first (world size = ``len(ranks)``).
-        relations: optional YAML spec of input relations (see :mod:`analyzer.relations`).
+        relations: optional YAML spec of input relations (see :mod:`analyzer.relations`); a
+            spec with ``mesh:`` makes this a two-axis mesh check (:mod:`analyzer.mesh`: one
+            check per mesh axis, composed; ``result.mesh`` holds them).
         engine: ``"clingo"`` (default), ``"souffle"`` or ``"pydatalog"``.
         rules: extra rule folders.
         numeric: also run the numeric witness (random inputs, simulated collectives).
@@ -134,6 +146,18 @@ def check(
         analyzer.errors.InputError: bad files, spec or rules (one-line message).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    if relations is not None:
+        from analyzer.relations import load_spec
+
+        spec = load_spec(relations)
+        if spec.mesh is not None:  # a two-axis mesh: one check per axis, composed (analyzer/mesh.py)
+            from analyzer.mesh import check_mesh
+
+            if pipeline not in (None, 1):
+                raise InputError(f"{spec.path}: a mesh spec cannot be combined with --pp")
+            with _no_cyclic_gc():
+                return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
+                                  coverage=coverage, memoize=memoize)
     t0 = time.perf_counter()
     with _no_cyclic_gc():
         inp = load_inputs(seq, ranks, relations, pipeline=pipeline)

@@ -70,6 +70,7 @@ class CheckInput:
     pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
     same_graph: list[int] = field(default_factory=list)
     misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
+    mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
 
     @property
     def world_size(self) -> int:
@@ -319,6 +320,8 @@ def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTab
     n = inp.world_size
     facts.add("WorldSize", n=n)
     facts.add("GraphRank", g="seq", rank=-1)
+    if inp.mesh_axis is not None:
+        facts.add("CheckAxis", x=inp.mesh_axis)
     for r in range(n):
         facts.add("GraphRank", g=graph_name(r), rank=r)
         if r + 1 < n:

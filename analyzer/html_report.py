@@ -418,7 +418,7 @@ def _ranks_text(n: int) -> str:
 
 def _outputs_html(result: CheckResult) -> str:
     v = result.verdict_
-    n = result.inputs.world_size
+    n = result.world_size
     head = "<tr><th>output</th><th>relation</th><th>rank values</th>"
     head += "<th>numeric max abs error</th></tr>" if result.numeric else "</tr>"
     rows = []
@@ -500,7 +500,7 @@ def render_html(result: CheckResult) -> str:
     """
     v = result.verdict_
     inp = result.inputs
-    n = inp.world_size
+    n = result.world_size
     look = _Lookups(result)
     ok = v.verdict == "verified"
     summary = f"world size {n} &middot; engine {_e(result.engine)} &middot; {result.seconds:.2f} s" + (

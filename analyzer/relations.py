@@ -20,6 +20,14 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
 
+A two-dimensional mesh (docs/mesh.md, :mod:`analyzer.mesh`) gives the mesh axes and sizes,
+the sequential graph on one data-parallel replica's batch, and a layout per axis::
+
+    mesh: {dp: 2, tp: 2}                 # init_device_mesh(..., (2, 2), mesh_dim_names=("dp", "tp"))
+    replica_seq: seq_replica.onnx        # relative to the spec file
+    relations:
+      input_ids: {dp: {shard: 0}}        # an axis left out is inferred from the shapes
+
 ``pipeline: {stages: P}`` says the rank files are P pipeline stages, one file per process in
 global-rank order with the tensor-parallel rank varying fastest (Megatron-LM's default rank
 order, torchtitan's ``("pp", ..., "tp")`` mesh): with F files, file f is stage ``f // (F/P)``,
@@ -104,6 +112,9 @@ class Spec:
     constants: Mapping[str, float] | None = None
     groups: Mapping[str, int] | None = None
     pipeline_stages: int | None = None
+    mesh: Mapping[str, int] | None = None
+    replica_seq: str | None = None
+    mesh_relations: Mapping[str, Mapping[str, tuple[Layout, tuple[str, ...] | None]]] | None = None
 
 
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
@@ -257,12 +268,15 @@ def load_spec(path: str | Path) -> Spec:
         raise InputError(f"{p}: not a valid YAML spec ({first})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
-    unknown = set(data) - {"world_size", "relations", "outputs", "constants", "groups", "pipeline"}
+    keys = {"world_size", "relations", "outputs", "constants", "groups", "pipeline", "mesh", "replica_seq"}
+    unknown = set(data) - keys
     if unknown:
         raise InputError(
             f"{p}: unknown key {sorted(map(str, unknown))[0]!r} "
-            "(expected world_size, relations, outputs, constants, groups, pipeline)"
+            "(expected world_size, relations, outputs, constants, groups, pipeline, mesh, replica_seq)"
         )
+    if "mesh" in data or "replica_seq" in data:
+        return _load_mesh_spec(p, data)
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
@@ -275,6 +289,50 @@ def load_spec(path: str | Path) -> Spec:
         _parse_constants(p, data.get("constants")),
         _parse_groups(p, data.get("groups")),
         pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
+    )
+
+
+def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
+    """A spec with ``mesh:`` (docs/mesh.md): per-axis relations, the replica's sequential graph."""
+    mesh = data.get("mesh")
+    if (
+        not isinstance(mesh, Mapping)
+        or len(mesh) < 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in mesh.values())
+    ):
+        raise InputError(f"{p}: mesh must map two or more axis names to sizes, like {{dp: 2, tp: 2}}, got {mesh!r}")
+    mesh = {str(k): int(v) for k, v in mesh.items()}
+    replica = data.get("replica_seq")
+    if not isinstance(replica, str) or not replica:
+        raise InputError(
+            f"{p}: a mesh spec needs replica_seq: the sequential graph on one data-parallel replica's batch"
+        )
+    for key in ("pipeline", "groups", "constants"):
+        if data.get(key) is not None:
+            raise InputError(f"{p}: {key} cannot be combined with mesh")
+    ws = data.get("world_size")
+    if ws is not None and ws != math.prod(mesh.values()):
+        raise InputError(f"{p}: world_size {ws!r} is not the product of the mesh sizes {mesh}")
+    per_axis: dict[str, dict[str, tuple[Layout, tuple[str, ...] | None]]] = {x: {} for x in mesh}
+    for name, entry in (data.get("relations") or {}).items():
+        where = f"{p.name}: relations.{name}"
+        if not isinstance(entry, Mapping) or not entry or not set(map(str, entry)) <= set(mesh):
+            raise InputError(
+                f"{where}: with a mesh, give a layout per mesh axis ({', '.join(mesh)}), like {{dp: {{shard: 0}}}}"
+            )
+        for axis, layout in entry.items():
+            parsed = _parse_layout(f"{where}.{axis}", layout)
+            if parsed[1] is not None:
+                raise InputError(f"{where}.{axis}: ranks are not supported in a mesh spec")
+            per_axis[str(axis)][str(name)] = parsed
+    return Spec(
+        str(p),
+        math.prod(mesh.values()),
+        {},
+        _parse_outputs(p, data.get("outputs")),
+        mesh=mesh,
+        replica_seq=str(p.parent / replica),
+        mesh_relations=per_axis,
     )
 
 

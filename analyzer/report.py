@@ -21,7 +21,9 @@ JSON schema version 1 (``--json REPORT.json``)::
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
-      "pipeline": {"stages": [[file]], "boundaries": [[str]]}   # only with --pp
+      "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
+      "mesh": {"axes": {name: size}, "checks": [{"axis": str, "label": str, "ranks": [int],
+               "verdict": str, "reused": str}]}   # only with a mesh spec (docs/mesh.md)
     }
 """
 
@@ -53,7 +55,7 @@ def to_json(result: CheckResult) -> dict:
     out = {
         "schema_version": SCHEMA_VERSION,
         "verdict": v.verdict,
-        "world_size": result.inputs.world_size,
+        "world_size": result.world_size,
         "engine": result.engine,
         "seconds": round(result.seconds, 4),
         "timings": {k: round(t, 4) for k, t in result.derivation.timings.items()},
@@ -67,6 +69,14 @@ def to_json(result: CheckResult) -> dict:
     }
     if result.numeric:
         out["numeric"] = result.numeric
+    if result.mesh is not None:
+        out["mesh"] = {
+            "axes": dict(result.mesh.axes),
+            "checks": [
+                {"axis": c.axis, "label": c.label, "ranks": c.ranks, "verdict": c.result.verdict, "reused": c.reused}
+                for c in result.mesh.checks
+            ],
+        }
     if result.inputs.pipeline is not None:
         out["pipeline"] = {"stages": result.inputs.pipeline.stages, "boundaries": result.inputs.pipeline.boundaries}
     return out
@@ -95,6 +105,13 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     v = result.verdict_
     n = result.inputs.world_size
     pp = result.inputs.pipeline
+    mesh = result.mesh
+    if mesh is not None:  # a mesh check (analyzer/mesh.py): one line per one-axis check
+        n = result.world_size
+        console.print(f"mesh {escape(mesh.text)}, checked per axis:")
+        for c in mesh.checks:
+            how = f"same graphs as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"
+            console.print(f"  {escape(c.label)}: {c.result.verdict} ({escape(how)})")
     if pp is not None:
         chain = " -> ".join(Path(st[0]).name + (f" (x{len(st)} ranks)" if len(st) > 1 else "") for st in pp.stages)
         console.print(f"pipeline: {pp.degree} stages, chained by boundary tensor names: {escape(chain)}")
@@ -110,7 +127,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
         if o.relation:
-            console.print(f"{escape(o.name)} = {o.relation} on {_ranks_text(n, pp is not None)}")
+            on = _ranks_text(n, pp is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
+            console.print(f"{escape(o.name)} = {o.relation} on {escape(on)}")
         else:
             console.print(f"{escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
@@ -174,6 +192,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     colour = "green" if v.verdict == "verified" else "red"
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
+    if mesh is not None:
+        size = f"world size {n}, mesh {mesh.text}"
     console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
 
 

@@ -289,7 +289,7 @@ def to_sarif(result: CheckResult) -> dict:
                 "results": results,
                 "properties": {
                     "verdict": v.verdict,
-                    "worldSize": result.inputs.world_size,
+                    "worldSize": result.world_size,
                     "engine": result.engine,
                     "outputs": [{"name": _clean(o.name), "relation": o.relation} for o in v.outputs],
                 },

@@ -142,7 +142,8 @@ def main(
         c
         for c in sorted((ROOT / "examples").glob("*/case.yaml"))
         if not (c.parent / "stage0.onnx").is_file() and "training_step:" not in c.read_text()
-    ]  # pipeline and training-step cases: --corpus
+        and not (c.parent / "mesh.yaml").is_file()
+    ]  # pipeline, training-step and mesh cases: --corpus
     cases = [(c, True) for c in tp_cases]  # pipeline cases (stage*.onnx) are not timed here
     for c in sorted((ROOT / "tests" / "data").glob("llama6_*/case.yaml")):
         cases += [(c, True), (c, False)]
@@ -300,6 +301,8 @@ def _corpus(out_path: Path) -> None:
             kwargs["pipeline"] = len(ranks)
         else:
             seq, ranks = folder / cfg["files"]["seq"], [folder / r for r in cfg["files"]["ranks"]]
+            if "spec" in cfg["files"]:  # a mesh case: its spec gives the mesh (docs/mesh.md)
+                kwargs["relations"] = folder / cfg["files"]["spec"]
         t0 = time.perf_counter()
         verdict = check(seq, ranks, **kwargs).verdict
         took = time.perf_counter() - t0

@@ -105,6 +105,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mesh_export  # noqa: E402  (TP x DP meshes: --mesh dp=2,tp=2)
 import tp_forms  # noqa: E402  (sequence / vocab parallel plans and their bug variants)
 
 if TYPE_CHECKING:
@@ -126,12 +127,14 @@ BUGS = {
     "shard_order": "{m} all-gathers its vocab-sharded logits and concatenates the gathered chunks "
     "in reversed rank order (torch.cat(chunks[::-1], -1) instead of torch.cat(chunks, -1))",
     **tp_forms.BUGS,
+    mesh_export.BUG: mesh_export.BUG_TEXT,
 }
 DEFAULT_BUG_MODULE = {
     "missing_allreduce": "model.layers.1.mlp.down_proj",
     "bias_every_rank": "model.layers.0.mlp.down_proj",
     "shard_order": "lm_head",
     **tp_forms.DEFAULT_BUG_MODULE,
+    mesh_export.BUG: mesh_export.DEFAULT_BUG_MODULE,
 }
 
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=4)
@@ -153,6 +156,11 @@ PRESETS = {
     ),
     # parallel forms beyond base_model_tp_plan (scripts/tp_forms.py) and their bug corpus
     **tp_forms.PRESETS,
+    # a TP x DP mesh (scripts/mesh_export.py): batch split over dp, parallelize_module on mesh["tp"]
+    "llama_tp2_dp2": dict(model="llama", mesh="dp=2,tp=2", batch=2, **_SMALL),
+    "llama_tp2_dp2_bug_wrong_group_allreduce": dict(
+        model="llama", mesh="dp=2,tp=2", batch=2, bug=mesh_export.BUG, **_SMALL
+    ),
 }
 
 FAMILIES = {
@@ -199,9 +207,11 @@ def register_collective_schemas() -> None:
     def attr(name, value):
         return D.OpSchema.Attribute(name, onnx.helper.make_attribute(name, value))
 
+    # the mesh axis of the process group (mesh_export.py; docs/mesh.md); no default: absent = world
+    mesh_axis = D.OpSchema.Attribute("mesh_axis", D.OpSchema.AttrType.STRING, "mesh axis", required=False)
     specs = {
-        "AllReduce": [attr("group_size", 1), attr("reduction", "sum")],
-        "AllGather": [attr("group_size", 1), attr("axis", 0)],
+        "AllReduce": [attr("group_size", 1), attr("reduction", "sum"), mesh_axis],
+        "AllGather": [attr("group_size", 1), attr("axis", 0), mesh_axis],
         "ReduceScatter": [attr("group_size", 1), attr("reduction", "sum"), attr("axis", 0)],
     }
     for name, attrs in specs.items():
@@ -231,9 +241,14 @@ def translation_table():
     def all_reduce(x, reduce_op: str, group_name: str):
         if reduce_op != "sum":
             raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
+        if group_name in _MESH_GROUPS:  # a mesh axis's group (mesh_export.py): name the axis
+            axis, size = _MESH_GROUPS[group_name]
+            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction="sum")
         return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
 
     def all_gather_into_tensor(x, group_size: int, group_name: str):
+        if group_name in _MESH_GROUPS:
+            return msft.AllGather(x, mesh_axis=_MESH_GROUPS[group_name][0], group_size=group_size, axis=0)
         return msft.AllGather(x, group_size=group_size, axis=0)
 
     def reduce_scatter_tensor(x, reduce_op: str, group_size: int, group_name: str):
@@ -254,6 +269,7 @@ def translation_table():
 
 
 _WORLD = {"n": 1}  # world size seen by the all_reduce translation
+_MESH_GROUPS: dict = {}  # process-group name -> (mesh axis name, size) while a mesh rank is traced
 _OPTS = {"stack_frames": 3}  # innermost stack frames kept per node (0 = all)
 
 
@@ -667,7 +683,7 @@ def _collective_ops(rank, comm):
     class AllReduce(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, reduction=None):
+        def _run(self, x, group_size=None, reduction=None, mesh_axis=None):
             assert (reduction or "sum") == "sum"
             xs = comm.exchange(rank, ("AllReduce", x.shape), x)
             return (np.sum(np.stack(xs), axis=0).astype(x.dtype),)
@@ -675,14 +691,14 @@ def _collective_ops(rank, comm):
     class AllGather(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, axis=None):
+        def _run(self, x, group_size=None, axis=None, mesh_axis=None):
             xs = comm.exchange(rank, ("AllGather", x.shape, axis), x)
             return (np.concatenate(xs, axis=axis or 0),)
 
     class ReduceScatter(OpRun):
         op_domain = MSFT
 
-        def _run(self, x, group_size=None, reduction=None, axis=None):
+        def _run(self, x, group_size=None, reduction=None, axis=None, mesh_axis=None):
             xs = comm.exchange(rank, ("ReduceScatter", x.shape, axis), x)
             s = np.sum(np.stack(xs), axis=0).astype(x.dtype)
             return (np.split(s, comm.n, axis=axis or 0)[rank],)
@@ -907,6 +923,8 @@ def parse(argv):
     p.add_argument("--form", choices=tp_forms.FORMS, default="tp",
                    help="parallel form: tp (base_model_tp_plan), sp (sequence parallel), vocab (vocab parallel)")
     p.add_argument("--batch", type=int, default=1, help="batch size of input_ids [B, 8]")
+    p.add_argument("--mesh", default=None,
+                   help="a 2-D mesh dp=D,tp=T (mesh_export.py): batch split over dp, TP plan on mesh['tp']")
     p.add_argument("--bug", choices=sorted(BUGS), default=None)
     p.add_argument("--bug-module", default=None, help="module path of the bug (default depends on --bug)")
     p.add_argument("--hidden", type=int, default=64)
@@ -944,6 +962,12 @@ def resolve(args, name=None):
         args.bug_module = DEFAULT_BUG_MODULE[args.bug]
     if args.bug in tp_forms.BUG_FORMS and args.form not in tp_forms.BUG_FORMS[args.bug]:
         raise SystemExit(f"--bug {args.bug} needs --form {' or '.join(tp_forms.BUG_FORMS[args.bug])}")
+    if args.bug == mesh_export.BUG and not args.mesh:
+        raise SystemExit(f"--bug {args.bug} needs --mesh dp=D,tp=T")
+    if args.out is None and args.mesh:
+        m = mesh_export.parse_mesh(args.mesh)
+        name = f"{args.model}_tp{m['tp']}_dp{m['dp']}" + (f"_bug_{args.bug}" if args.bug else "")
+        args.out = str(REPO / "examples" / name)
     if args.out is None:
         form = f"_{args.form}" if args.form != "tp" else ""
         name = f"{args.model}_tp{args.world_size}{form}" + (f"_bug_{args.bug}" if args.bug else "")
@@ -969,8 +993,12 @@ def main(argv=None):
             cmd += " --no-verify"
         if name and args.stack_frames != 3:
             cmd += f" --stack-frames {args.stack_frames}"
-        print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)
-        produce(a, cmd.strip())
+        size = f"mesh {a.mesh}" if a.mesh else f"world_size={a.world_size}"
+        print(f"== {Path(a.out).name}: {a.model} {size} bug={a.bug}", flush=True)
+        if a.mesh:
+            mesh_export.produce_mesh(a, cmd.strip(), sys.modules[__name__])
+        else:
+            produce(a, cmd.strip())
 
 
 if __name__ == "__main__":

@@ -14,9 +14,12 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 def example_kind(folder: Path) -> str:
-    """``"pipeline"`` (stage files), ``"training"`` (a whole training step) or ``"forward"``."""
+    """``"pipeline"`` (stage files), ``"training"`` (a whole training step), ``"mesh"`` (a TP x DP
+    mesh checked with its ``mesh.yaml``, tests/test_mesh.py) or ``"forward"``."""
     if (folder / "stage0.onnx").is_file():
         return "pipeline"
+    if (folder / "mesh.yaml").is_file():
+        return "mesh"
     if "training_step:" in (folder / "case.yaml").read_text(encoding="utf-8"):
         return "training"
     return "forward"

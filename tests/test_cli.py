@@ -173,7 +173,8 @@ def test_bad_user_rule_file(tmp_path):
         ("outputs: first\n", "outputs must be a non-empty list of output positions"),
         ("constants: {_tensor_constant0: zero}\n", "constants must map constant names to numbers"),
         ("groups: {'1': 0}\n", "groups must map process-group names to rank counts"),
-        ("mesh: {tp: 2}\n", "unknown key 'mesh'"),
+        ("mesh: {tp: 2}\n", "mesh must map two or more axis names to sizes"),  # docs/mesh.md
+        ("meshes: {tp: 2}\n", "unknown key 'meshes'"),
     ],
 )
 def test_bad_spec_keys_are_one_line_errors(tmp_path, body, expected):

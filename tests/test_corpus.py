@@ -15,6 +15,8 @@ Case folders and how they are run (``_load``):
 
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
   (``scripts/export_hf_tp.py``);
+* ``files: {seq, ranks, spec}`` — a TP x DP mesh (``scripts/export_hf_tp.py --mesh``), checked
+  with its spec (``mesh.yaml``: the mesh and the replica's sequential graph);
 * ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
 * ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` with a spec;
   no numeric witness (their graphs call vLLM and ATen kernels that have no ONNX reference
@@ -54,6 +56,7 @@ FIX_HINT = {
     "reshape_shard": "stack-viewed",
     "collective_order": "collective-order",
     "kv_heads_misassigned": "kv-heads-misassigned",
+    "wrong_group_allreduce": "wrong-group-collective",
 }
 
 
@@ -71,7 +74,8 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     files = cfg["files"]
     if "stages" in files:
         return cfg, case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}, True
-    return cfg, case / files["seq"], [case / f for f in files["ranks"]], {}, True
+    extra = {"relations": case / files["spec"]} if "spec" in files else {}  # e.g. a mesh spec (mesh.yaml)
+    return cfg, case / files["seq"], [case / f for f in files["ranks"]], extra, True
 
 
 @cache
@@ -136,6 +140,9 @@ def test_every_derived_relation_holds_on_numbers(case):
     if cfg.get("collective_mismatch"):
         pytest.skip("the ranks cannot run together (their collectives do not pair): checked above")
     result, _ = _run(case)
-    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert checked > 40
-    assert refuted == []
+    # a mesh check (analyzer/mesh.py) is one check per axis: confirm each one that was solved
+    solved = [c.result for c in result.mesh.checks if not c.reused] if result.mesh else [result]
+    for sub in solved:
+        checked, refuted = confirm_relations(sub.inputs, sub.derivation.derived, sub.derivation.decls)
+        assert checked > 40
+        assert refuted == []

@@ -24,6 +24,12 @@ def _files(case: Path):
     return case / "seq.onnx", [case / f"rank{r}.onnx" for r in range(n)]
 
 
+def _spec(case: Path) -> dict:
+    """``relations=`` for a case checked with a spec (a mesh case: files.spec, docs/mesh.md)."""
+    spec = yaml.safe_load((case / "case.yaml").read_text()).get("files", {}).get("spec")
+    return {"relations": case / spec} if spec else {}
+
+
 def _summary(result):
     v = result.verdict_
     return (
@@ -36,8 +42,8 @@ def _summary(result):
 @pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
 def test_memoization_does_not_change_the_result(case):
     seq, ranks = _files(case)
-    on = check(seq, ranks, memoize=True)
-    off = check(seq, ranks, memoize=False)
+    on = check(seq, ranks, memoize=True, **_spec(case))
+    off = check(seq, ranks, memoize=False, **_spec(case))
     assert _summary(on) == _summary(off)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from conftest import EXAMPLES
 from onnx import TensorProto, helper, numpy_helper
 
 from analyzer import check
@@ -63,3 +64,255 @@ def test_allreduce_over_another_group_size_is_not_read_as_world_wide(tmp_path, g
     assert len(collectives) == 2  # still paired by issue order; only their effect is withheld
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "com.microsoft::AllReduce" and "subgroup-collective" in first.hint_ids
+
+
+# ---- two-axis meshes (analyzer/mesh.py): one check per axis, composed ----------------------
+# y = x @ w on a dp=2 x tp=2 mesh: the batch (4 rows) is split over dp, the contracted axis over
+# tp (rank (i, t) holds rows [2i, 2i+2) and columns [2t, 2t+2) of x, rows [2t, 2t+2) of w), and the
+# partial products are all-reduced over the tp group.
+X_ROWS = 4
+
+
+def _mm_model(x_shape, w, y_shape, nodes, msft=False) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        [numpy_helper.from_array(w, "w")],
+        value_info=[helper.make_tensor_value_info("z", TensorProto.FLOAT, y_shape)] if msft else [],
+    )
+    opsets = [helper.make_opsetid("", 18)] + ([helper.make_opsetid("com.microsoft", 1)] if msft else [])
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    return model
+
+
+def _mesh_case(tmp_path, group: str | None = "tp", group_size: int = 2, spec_extra: str = ""):
+    """seq, replica, 4 rank files and a mesh spec; the all-reduce runs over ``group``."""
+    mm = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    onnx.save(_mm_model([X_ROWS, 4], W, [X_ROWS, 4], mm), str(tmp_path / "seq.onnx"))
+    onnx.save(_mm_model([X_ROWS // 2, 4], W, [X_ROWS // 2, 4], mm), str(tmp_path / "replica.onnx"))
+    ranks = []
+    for r in range(4):
+        t = r % 2
+        attrs = {"group_size": group_size, "reduction": "sum", **({"mesh_axis": group} if group else {})}
+        nodes = [
+            helper.make_node("MatMul", ["x", "w"], ["z"]),
+            helper.make_node("AllReduce", ["z"], ["y"], domain="com.microsoft", **attrs),
+        ]
+        path = tmp_path / f"rank{r}.onnx"
+        onnx.save(_mm_model([X_ROWS // 2, 2], W[2 * t : 2 * t + 2], [X_ROWS // 2, 4], nodes, msft=True), str(path))
+        ranks.append(path)
+    spec = tmp_path / "mesh.yaml"
+    spec.write_text(
+        "mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nrelations:\n  x: {dp: {shard: 0}, tp: {shard: 1}}\n"
+        + spec_extra
+    )
+    return tmp_path / "seq.onnx", ranks, spec
+
+
+def test_mesh_allreduce_over_tp_is_verified_per_axis(tmp_path):
+    seq, ranks, spec = _mesh_case(tmp_path)
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert result.verdict == "verified"
+    assert [o.relation for o in result.verdict_.outputs] == ["dp: Shard(0), tp: Replicate"]
+    assert result.numeric["y"] < 1e-5
+    checks = [(c.axis, c.ranks, c.result.verdict) for c in result.mesh.checks]
+    assert checks == [("tp", [0, 1], "verified"), ("tp", [2, 3], "verified"), ("dp", [0, 1], "verified")]
+    assert result.mesh.checks[1].reused  # group 1's files are byte-identical to group 0's
+
+
+def test_mesh_allreduce_over_dp_is_the_wrong_group(tmp_path):
+    seq, ranks, spec = _mesh_case(tmp_path, group="dp")
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.outputs[0].relation is None
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "com.microsoft::AllReduce" and first.graph == "r0"
+    assert "wrong-group-collective" in first.hint_ids
+    # numerically: the all-reduce sums the partial products of two different batch halves
+    assert result.numeric["y"] > 1e-1
+
+
+def test_mesh_collective_without_group_over_the_world_is_refused_along_tp(tmp_path):
+    seq, ranks, spec = _mesh_case(tmp_path, group=None, group_size=4)
+    result = check(seq, ranks, relations=spec)
+    assert result.verdict == "discrepancy"
+    assert "subgroup-collective" in result.verdict_.discrepancies[0].hint_ids
+
+
+def test_a_group_attribute_without_a_mesh_spec_is_refused(tmp_path):
+    """A collective naming a mesh axis is over the ranks of that axis's group, which a one-axis
+    check cannot know: even with group_size = the number of files, it transforms nothing."""
+    seq, ranks = _row_parallel(tmp_path, group_size=2)
+    for path in ranks:
+        model = onnx.load(str(path))
+        model.graph.node[1].attribute.append(helper.make_attribute("mesh_axis", "tp"))
+        onnx.save(model, str(path))
+    result = check(seq, ranks)
+    assert result.verdict == "discrepancy"
+    assert "subgroup-collective" in result.verdict_.discrepancies[0].hint_ids
+
+
+def test_mesh_rendezvous_meets_the_ranks_of_each_group():
+    import threading
+
+    from analyzer.sim.collectives import CollectiveCall, MeshRendezvous
+
+    hub = MeshRendezvous({"dp": 2, "tp": 2})
+    got = {}
+
+    def run(r, group):
+        x = np.full((1,), float(10**r), dtype=np.float32)
+        call = CollectiveCall("AllReduce", "all_reduce", "n", (("group_size", 2), ("mesh_axis", group)), (x,))
+        got[(r, group)] = float(hub.exchange(r, call)[0][0])
+
+    for group in ("tp", "dp"):
+        threads = [threading.Thread(target=run, args=(r, group)) for r in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    # tp groups {0, 1}, {2, 3}; dp groups {0, 2}, {1, 3} (row-major, tp fastest)
+    assert [got[(r, "tp")] for r in range(4)] == [11, 11, 1100, 1100]
+    assert [got[(r, "dp")] for r in range(4)] == [101, 1010, 101, 1010]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("mesh: {tp: 4}\nreplica_seq: replica.onnx\n", "two or more axis names"),
+        ("mesh: {dp: 2, tp: 2}\n", "needs replica_seq"),
+        ("mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nrelations:\n  x: {shard: 0}\n", "a layout per mesh axis"),
+        ("mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nworld_size: 2\n", "product of the mesh sizes"),
+        ("mesh: {dp: 2, tp: 2}\nreplica_seq: nowhere.onnx\n", "no such file"),
+    ],
+)
+def test_mesh_spec_errors_are_one_line(tmp_path, text, message):
+    from analyzer.errors import InputError
+
+    seq, ranks, spec = _mesh_case(tmp_path)
+    spec.write_text(text)
+    with pytest.raises(InputError, match=message):
+        check(seq, ranks, relations=spec)
+
+
+def test_mesh_needs_one_file_per_rank(tmp_path):
+    from analyzer.errors import InputError
+
+    seq, ranks, spec = _mesh_case(tmp_path)
+    with pytest.raises(InputError, match="needs 4 rank files, got 3"):
+        check(seq, ranks[:3], relations=spec)
+
+
+def test_mesh_files_out_of_rank_order_are_an_input_error(tmp_path):
+    from analyzer.errors import InputError
+
+    e = EXAMPLES / "llama_tp2_dp2"
+    files = [e / f"rank{r}.onnx" for r in (0, 2, 1, 3)]  # dp fastest: not the mesh's order
+    with pytest.raises(InputError, match="rank 2 is given as rank 1"):
+        check(e / "seq.onnx", files, relations=e / "mesh.yaml")
+
+
+def test_mesh_replica_that_mixes_the_batch_is_not_verified(tmp_path):
+    """Each tp group computes its replica exactly, but the model normalizes over the batch axis,
+    so splitting the batch over dp is wrong: the dp check (and so the mesh check) fails."""
+    seq, ranks, spec = _mesh_case(tmp_path)
+    for path in [seq, tmp_path / "replica.onnx", *ranks]:
+        model = onnx.load(str(path))
+        g = model.graph
+        out = g.output[0].name
+        for node in g.node:
+            node.output[:] = ["pre" if o == out else o for o in node.output]
+        g.node.append(helper.make_node("Softmax", ["pre"], [out], axis=0))
+        onnx.save(model, str(path))
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert [c.result.verdict for c in result.mesh.checks] == ["verified", "verified", "discrepancy"]
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.discrepancies[0].op_type == "Softmax"
+    assert result.numeric["y"] > 1e-3
+
+
+@pytest.mark.parametrize("group, code", [("tp", 0), ("dp", 1)])
+def test_mesh_cli_exit_codes_and_json_report(tmp_path, group, code):
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from click.testing import CliRunner
+    from conftest import ROOT
+
+    from analyzer.cli import main
+
+    seq, ranks, spec = _mesh_case(tmp_path, group=group)
+    report = tmp_path / "report.json"
+    html, sarif = tmp_path / "report.html", tmp_path / "report.sarif"
+    args = ["check", str(seq), *map(str, ranks), "--relations", str(spec), "--json", str(report)]
+    run = CliRunner().invoke(main, [*args, "--html", str(html), "--sarif", str(sarif)])
+    assert run.exit_code == code, run.output
+    assert "mesh dp=2 x tp=2" in run.output
+    data = json.loads(report.read_text())
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
+    assert data["world_size"] == 4
+    assert "world size 4" in html.read_text()
+    assert json.loads(sarif.read_text())["runs"][0]["properties"]["worldSize"] == 4
+    assert [(c["axis"], c["ranks"], c["verdict"]) for c in data["mesh"]["checks"]] == [
+        ("tp", [0, 1], "verified" if code == 0 else "discrepancy"),
+        ("tp", [2, 3], "verified" if code == 0 else "discrepancy"),
+        ("dp", [0, 1], "verified"),
+    ]
+
+
+def test_mesh_cli_bad_spec_is_one_line_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    seq, ranks, spec = _mesh_case(tmp_path)
+    spec.write_text("mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nrelations:\n  x: {shard: 0}\n")
+    run = CliRunner().invoke(main, ["check", str(seq), *map(str, ranks), "--relations", str(spec)])
+    assert run.exit_code == 2
+    text = (getattr(run, "stderr", "") or run.output).strip()
+    assert len(text.splitlines()) == 1 and "a layout per mesh axis" in text, text
+
+
+@pytest.mark.parametrize("name", ["llama_tp2_dp2", "llama_tp2_dp2_bug_wrong_group_allreduce"])
+def test_mesh_examples_are_well_formed(name):
+    """The exported mesh cases: 4 rank files in global-rank order, every collective naming its
+    mesh axis; the bug case differs from the correct one in one collective's axis only."""
+    import yaml
+
+    folder = EXAMPLES / name
+    case = yaml.safe_load((folder / "case.yaml").read_text())
+    assert case["mesh"] == {"dp": 2, "tp": 2} and case["files"]["spec"] == "mesh.yaml"
+    axes = []
+    for r in range(4):
+        model = onnx.load(str(folder / f"rank{r}.onnx"))
+        assert {p.key: p.value for p in model.metadata_props}["shardlog.rank"] == str(r)
+        collectives = [n for n in model.graph.node if n.domain == "com.microsoft"]
+        axes.append([helper.get_attribute_value(next(a for a in n.attribute if a.name == "mesh_axis")).decode()
+                     for n in collectives])
+    assert all(a == axes[0] for a in axes)
+    if case["expected"] == "verified":
+        assert set(axes[0]) == {"tp"} and case["max_abs_error"] < 1e-4
+    else:
+        assert axes[0].count("dp") == 1 and case["max_abs_error"] > 1e-1
+
+
+def test_mesh_groups_with_different_output_relations_are_reported(tmp_path):
+    """Group 1 never all-reduces: each group is a correct program on its own (Replicate,
+    Partial(sum)), but no per-axis placement describes the mesh: a discrepancy that says so."""
+    seq, ranks, spec = _mesh_case(tmp_path)
+    for path in ranks[2:]:
+        model = onnx.load(str(path))
+        del model.graph.node[1]
+        model.graph.node[0].output[0] = "y"
+        del model.graph.value_info[:]
+        onnx.save(model, str(path))
+    result = check(seq, ranks, relations=spec)
+    assert [c.result.verdict_.outputs[0].relation for c in result.mesh.checks] == [
+        "Replicate", "Partial(sum)", "Shard(0)"]
+    assert result.verdict == "discrepancy"
+    (d,) = result.verdict_.discrepancies
+    assert d.kind == "output" and "different relation in each tp group" in d.message

@@ -45,6 +45,7 @@ from analyzer.sim.errors import CollectiveMismatch, SimulationError
 __all__ = [
     "COLLECTIVE_KINDS",
     "CollectiveCall",
+    "MeshRendezvous",
     "RankAborted",
     "Rendezvous",
     "collective_ops_for",
@@ -233,6 +234,71 @@ class Rendezvous:
             )
 
 
+class MeshRendezvous:
+    """Rendezvous of the ranks of a device mesh: each collective meets the ranks of its group.
+
+    A collective with the string attribute ``mesh_axis`` (a mesh axis name, docs/mesh.md) is paired,
+    by issue order within that process group as NCCL does per communicator, with the ranks that
+    share every other mesh coordinate; one without ``mesh_axis`` is over all ranks. Ranks are
+    row-major over the axes (``DeviceMesh(arange(N).reshape(sizes))``): rank r has coordinates
+    ``numpy.unravel_index(r, sizes)``.
+
+    Args:
+        axes: mesh axis name -> size, outermost first.
+        timeout: seconds a rank waits at one collective.
+    """
+
+    def __init__(self, axes: dict[str, int], timeout: float = 300.0) -> None:
+        self.axes = dict(axes)
+        sizes = list(self.axes.values())
+        self.n = int(np.prod(sizes))
+        self._coords = [tuple(int(c) for c in np.unravel_index(r, sizes)) for r in range(self.n)]
+        self.world = Rendezvous(self.n, timeout)
+        self._groups: dict[tuple[str, tuple[int, ...]], tuple[Rendezvous, list[int]]] = {}
+        for a, name in enumerate(self.axes):
+            for r in range(self.n):
+                key = (name, self._coords[r][:a] + self._coords[r][a + 1 :])
+                if key not in self._groups:
+                    members = [q for q in range(self.n) if self._coords[q][:a] + self._coords[q][a + 1 :] == key[1]]
+                    self._groups[key] = (Rendezvous(len(members), timeout), members)
+
+    def _hub_of(self, rank: int, group: str | None) -> tuple[Rendezvous, int]:
+        if group is None:
+            return self.world, rank
+        if group not in self.axes:
+            raise SimulationError(f"a collective names group {group!r}, which is not a mesh axis of {self.axes}")
+        a = list(self.axes).index(group)
+        hub, members = self._groups[(group, self._coords[rank][:a] + self._coords[rank][a + 1 :])]
+        return hub, members.index(rank)
+
+    @property
+    def log(self) -> list[tuple[CollectiveCall, ...]]:
+        """Completed world-wide collectives (per-group ones are not logged)."""
+        return self.world.log
+
+    def exchange(self, rank: int, call: CollectiveCall) -> tuple[np.ndarray, ...]:
+        """As :meth:`Rendezvous.exchange`, within the group the call names."""
+        hub, local = self._hub_of(rank, dict(call.attrs).get("mesh_axis"))
+        return hub.exchange(local, call)
+
+    def _all(self, rank: int) -> list[tuple[Rendezvous, int]]:
+        out = [(self.world, rank)]
+        for hub, members in self._groups.values():
+            if rank in members:
+                out.append((hub, members.index(rank)))
+        return out
+
+    def finish(self, rank: int) -> None:
+        """Record that ``rank`` ran to the end (in every group it belongs to)."""
+        for hub, local in self._all(rank):
+            hub.finish(local)
+
+    def fail(self, rank: int, error: BaseException) -> None:
+        """Record that ``rank`` failed (wakes the ranks waiting in its groups)."""
+        for hub, local in self._all(rank):
+            hub.fail(local, error)
+
+
 def _combine(k: int, calls: Sequence[CollectiveCall]) -> list[tuple[np.ndarray, ...]]:
     """Check that the ranks' k-th calls agree and compute every rank's outputs."""
     n = len(calls)
@@ -317,6 +383,9 @@ def _norm_attrs(op_type: str, raw: dict[str, Any]) -> tuple[tuple[str, Any], ...
     for name in ("axis", "group_size"):
         if name in raw:
             out[name] = int(raw[name])
+    if raw.get("mesh_axis") is not None:  # the mesh axis of the process group (docs/mesh.md)
+        axis = raw["mesh_axis"]
+        out["mesh_axis"] = axis.decode() if isinstance(axis, bytes) else str(axis)
     return tuple(sorted(out.items()))
 
 

@@ -1,0 +1,333 @@
+"""Two-dimensional meshes (TP x DP): one check per mesh axis, composed (docs/mesh.md).
+
+A spec with ``mesh: {dp: D, tp: T}`` says the ``D*T`` rank files are the ranks of
+``init_device_mesh(..., (D, T), mesh_dim_names=("dp", "tp"))``, row-major (global rank
+``r = i*T + t`` has coordinates ``(i, t)``), and ``replica_seq`` is the sequential model on one
+data-parallel replica's batch (the same export with ``B/D`` rows). The claim "rank ``(i, t)``
+computes its ``[dp, tp]`` placements of the sequential model" is proved in two steps, each an
+ordinary one-axis check run by the unchanged rule library:
+
+1. **along tp**, for each dp index ``i``: the ``T`` rank files of group ``i`` against
+   ``replica_seq`` (world = that group; relations inferred from shapes plus the spec's ``tp``
+   entries). Collectives name their mesh axis (string attribute ``mesh_axis``); the fact
+   ``CheckAxis("tp")`` makes a collective over ``tp`` one over this world, and any other
+   (``mesh_axis="dp"``, or no ``mesh_axis`` with a ``group_size`` that is not ``T``) a sub-group
+   collective that transforms no relation (``rules/collectives/order.dl``; hint
+   ``wrong-group-collective``). Groups whose graphs are byte-identical to an earlier group's
+   reuse its result (the same programs under the same input relations; the
+   files differ only in their metadata, which names the rank).
+2. **along dp**: ``D`` copies of ``replica_seq`` against the sequential graph (relations
+   inferred from shapes plus the spec's ``dp`` entries: the batch ``Shard(0)``).
+
+Composition: if group ``i``'s outputs are ``R_tp`` of ``replica_seq(x_i)`` and replica ``i``'s
+outputs are ``R_dp`` of ``seq(x)`` with ``x_i`` the replica's piece of ``x``, then rank
+``(i, t)``'s outputs are ``[dp: R_dp, tp: R_tp]`` of ``seq(x)`` (DTensor's placements list), and
+the input relations compose the same way (``input_ids`` = ``[Shard(0), Replicate]``, a
+column-parallel weight = ``[Replicate, Shard(0)]``). Both steps are sound one-axis checks, so
+the composition never verifies a wrong program. Not covered: collectives over the dp axis
+(gradient all-reduce, FSDP all-gathers: refused, a discrepancy), meshes of more than two axes.
+
+The numeric witness runs all ``D*T`` rank files together, each collective meeting the ranks
+of its ``mesh_axis`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
+sequential graph split by the spec's relations, and rebuilds each output per axis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+
+from analyzer.driver import CheckInput, _check_same_model, _KnownGraphs, derive, load_graph
+from analyzer.errors import InputError
+from analyzer.layout import REPLICATE, Layout
+from analyzer.relations import Spec, apply_spec, check_weight_values, infer_input_relations
+from analyzer.verdict import Discrepancy, OutputVerdict, Verdict, build_verdict
+
+if TYPE_CHECKING:
+    from analyzer.api import CheckResult
+
+__all__ = ["MeshCheck", "MeshInfo", "check_mesh", "mesh_witness"]
+
+
+@dataclass
+class MeshCheck:
+    """One one-axis check of a mesh check.
+
+    Attributes:
+        axis: the mesh axis the check runs along.
+        label: what was checked against what, for reports.
+        ranks: the global ranks of the group (for the dp check: the replica indices).
+        result: its :class:`~analyzer.api.CheckResult` (shared by byte-identical groups).
+        reused: the label of the check whose result this group reuses ("" when solved).
+    """
+
+    axis: str
+    label: str
+    ranks: list[int]
+    result: CheckResult
+    reused: str = ""
+
+
+@dataclass
+class MeshInfo:
+    """The mesh of a check and its per-axis checks."""
+
+    axes: dict[str, int]
+    replica_seq: str
+    checks: list[MeshCheck] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """``dp=2 x tp=2``."""
+        return " x ".join(f"{k}={v}" for k, v in self.axes.items())
+
+
+def _graph_key(model: onnx.ModelProto) -> tuple:
+    """What a check reads of a rank model: its graph (with the weights), opsets and functions;
+    not the model's doc string or metadata, which name the rank."""
+    h = hashlib.blake2b(model.graph.SerializeToString(), digest_size=16)
+    for part in [*model.opset_import, *model.functions]:
+        h.update(part.SerializeToString())
+    return (model.ir_version, h.hexdigest())
+
+
+def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> CheckInput:
+    """Like :func:`analyzer.driver.load_inputs` for one axis of a mesh (``CheckAxis(axis)``)."""
+    known = _KnownGraphs()
+    outputs = {"outputs": spec.outputs}
+    seq = load_graph(seq_path, sequential=True, known=known, **outputs)
+    ranks = [load_graph(p, sequential=False, known=known, **outputs) for p in rank_paths]
+    _check_same_model(seq_path, seq, list(rank_paths), ranks)
+    relations, notes = infer_input_relations(seq, ranks)
+    relations, misplaced, refuted = check_weight_values(seq, ranks, relations)
+    notes += refuted
+    per_axis = (spec.mesh_relations or {}).get(axis, {})
+    axis_spec = Spec(f"{spec.path} ({axis})", None, per_axis)
+    relations = apply_spec(relations, axis_spec, seq, ranks)
+    misplaced = [m for m in misplaced if m.seq_value not in per_axis]
+    same = known.same if len(known.same) == 1 + len(ranks) else []
+    inp = CheckInput(
+        seq_path, list(rank_paths), seq, ranks, relations, notes, None, [], None, same, misplaced, mesh_axis=axis
+    )
+    inp.defer_canonical()
+    return inp
+
+
+def _check_rank_order(inp: CheckInput, first: int) -> None:
+    """A file whose metadata records its global rank (``shardlog.rank``, written by the
+    exporters) must sit at that position: the files are row-major over the mesh axes."""
+    for j, (path, model) in enumerate(zip(inp.rank_paths, inp.ranks)):
+        meta = {p.key: p.value for p in model.metadata_props}
+        if "shardlog.rank" in meta and meta["shardlog.rank"] != str(first + j):
+            raise InputError(
+                f"{path}: the file of rank {meta['shardlog.rank']} is given as rank {first + j}: "
+                "give the mesh's files in global-rank order (row-major, the last mesh axis fastest)"
+            )
+
+
+def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool) -> CheckResult:
+    from analyzer.api import CheckResult
+
+    t0 = time.perf_counter()
+    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
+    verdict = build_verdict(inp, deriv)
+    return CheckResult(inp, deriv, verdict, engine, time.perf_counter() - t0)
+
+
+def check_mesh(
+    seq: str | Path,
+    ranks: Sequence[str | Path],
+    spec: Spec,
+    *,
+    engine: str = "clingo",
+    rules: Sequence[str | Path] = (),
+    numeric: bool = False,
+    seed: int = 0,
+    coverage: bool = False,
+    memoize: bool = True,
+) -> CheckResult:
+    """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
+
+    Returns:
+        The :class:`~analyzer.api.CheckResult` of the first check with a discrepancy (else of
+        tp group 0), with the composed verdict (outputs ``dp: R_dp, tp: R_tp`` on every rank;
+        the discrepancies of every check, rank graphs renamed to global ranks) and ``mesh``.
+
+    Raises:
+        InputError: the mesh does not have two axes, the files are not ``D*T``, a file is
+            missing or not ONNX, or the spec does not fit.
+    """
+    t0 = time.perf_counter()
+    assert spec.mesh is not None and spec.replica_seq is not None
+    axes = dict(spec.mesh)
+    if len(axes) != 2:
+        raise InputError(f"{spec.path}: only two-axis meshes are supported (data axis first, model axis last)")
+    outer, inner = axes
+    d, t = axes[outer], axes[inner]
+    paths = [str(p) for p in ranks]
+    if len(paths) != d * t:
+        raise InputError(f"{spec.path}: mesh {outer}={d} x {inner}={t} needs {d * t} rank files, got {len(paths)}")
+    replica = spec.replica_seq
+    if not Path(replica).is_file():
+        raise InputError(f"{replica}: no such file (replica_seq of {spec.path})")
+    info = MeshInfo(axes, replica)
+    solved: dict[tuple[str, ...], MeshCheck] = {}
+    for i in range(d):
+        files = paths[i * t : (i + 1) * t]
+        label = f"{inner} group {i} (ranks {i * t}..{(i + 1) * t - 1}) against {Path(replica).name}"
+        inp = _load(replica, files, spec, inner)
+        _check_rank_order(inp, i * t)
+        key = tuple(_graph_key(m) for m in inp.ranks)
+        if key in solved:
+            first = solved[key]
+            short = f"{inner} group {first.ranks[0] // t}"
+            info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
+            continue
+        sub = _run(inp, engine, rules, coverage, memoize)
+        solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
+        info.checks.append(solved[key])
+    label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
+    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize)
+    info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
+
+    verdict = _compose(info, outer, inner, t)
+    failing = [c for c in info.checks if c.result.verdict != "verified"]
+    primary = (failing or info.checks)[0].result
+    result = replace(primary, verdict_=verdict, numeric={}, mesh=info)
+    if numeric:
+        result.numeric = mesh_witness(result, str(seq), paths, spec, seed=seed)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
+    """The mesh verdict from the per-axis verdicts (module docstring)."""
+    tp_checks = [c for c in info.checks if c.axis == inner]
+    dp_check = next(c for c in info.checks if c.axis == outer)
+    outputs = []
+    differ = []
+    dp_out = dp_check.result.verdict_.outputs
+    for pos, out in enumerate(dp_out):
+        per_group = [c.result.verdict_.outputs[pos] for c in tp_checks]
+        rels = {o.relation for o in per_group}
+        if out.relation is None or None in rels or len(rels) != 1:
+            outputs.append(OutputVerdict(out.name, None))
+            if None not in rels and len(rels) > 1:  # each group is right, but not alike
+                text = "; ".join(f"{c.label}: {o.relation}" for c, o in zip(tp_checks, per_group))
+                message = f"output {out.name} has a different relation in each {inner} group ({text})"
+                differ.append(Discrepancy("output", out.name, "", "", "", "", [out.name], [], {}, [], [], -1,
+                                          "seq", message))
+            continue
+        rank_values = [v for o in per_group for v in o.rank_values]
+        text = f"{outer}: {out.relation}, {inner}: {per_group[0].relation}"
+        outputs.append(OutputVerdict(out.name, text, rank_values, None))
+    discrepancies = []
+    seen: set[int] = set()
+    for c in info.checks:
+        sub = c.result.verdict_
+        if id(sub) in seen and c.reused:
+            continue  # a byte-identical group: its discrepancies are those of the group it reuses
+        seen.add(id(sub))
+        for disc in sub.discrepancies:
+            disc = replace(disc, rank_nodes=dict(disc.rank_nodes))
+            if c.axis == inner:
+                disc.rank_nodes = {c.ranks[r]: v for r, v in disc.rank_nodes.items() if r < len(c.ranks)}
+                if disc.graph.startswith("r") and disc.graph[1:].isdigit():
+                    disc.graph = f"r{c.ranks[int(disc.graph[1:])]}"
+            where = f"mesh check {c.label}"
+            disc.message = f"{where}: {disc.message}" if disc.message else where
+            discrepancies.append(disc)
+    discrepancies.extend(differ)
+    ok = all(o.relation is not None for o in outputs) and all(
+        c.result.verdict == "verified" for c in info.checks
+    )
+    no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
+    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule)
+
+
+def _split(layout: Layout, value: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    from analyzer.sim.layouts import distribute
+
+    return distribute(layout, value, n, rng=rng)
+
+
+def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec: Spec, *, seed: int = 0) -> dict:
+    """Numeric witness of a mesh check: every rank file run together (collectives per group).
+
+    Inputs of the sequential graph are random; rank ``(i, t)`` gets piece ``i`` (dp relation)
+    of it, then piece ``t`` (tp relation) of that. Each output is rebuilt per axis: the tp
+    pieces of group ``i`` give replica ``i``'s value, the dp pieces give the sequential value
+    (an unexplained output is rebuilt as ``Replicate`` on both axes).
+
+    Returns:
+        ``{seq output name: max abs error}``.
+
+    Raises:
+        InputError: the graphs cannot be simulated (one-line reason).
+    """
+    from analyzer.sim.collectives import MeshRendezvous
+    from analyzer.sim.errors import SimulationError
+    from analyzer.sim.inputs import random_inputs
+    from analyzer.sim.layouts import relation_error
+    from analyzer.simulate import _evaluate, _load, _prepare, _run_threads
+
+    info: MeshInfo = result.mesh
+    outer, inner = info.axes
+    d, t = info.axes[outer], info.axes[inner]
+    tp_check = next(c for c in info.checks if c.axis == inner).result
+    dp_check = next(c for c in info.checks if c.axis == outer).result
+    tp_rel = {r.seq_value: r.layout for r in tp_check.inputs.relations}
+    dp_rel = {r.seq_value: r.layout for r in dp_check.inputs.relations}
+    try:
+        seq_model = _prepare(_load(seq))
+        rank_models = [_prepare(_load(p)) for p in rank_paths]
+        rng = np.random.default_rng(seed)
+        seq_feeds = random_inputs(seq_model, rng)
+        init = {i.name for i in seq_model.graph.initializer}
+        feeds: list[dict] = [{} for _ in rank_models]
+        split_rng = np.random.default_rng([seed, 1])
+        for name, value in seq_feeds.items():
+            if name in init:
+                continue
+            per_dp = _split(dp_rel.get(name, REPLICATE), value, d, split_rng)
+            for i in range(d):
+                per_tp = _split(tp_rel.get(name, REPLICATE), per_dp[i], t, split_rng)
+                for j in range(t):
+                    feeds[i * t + j][name] = per_tp[j]
+        want = {}
+        for pos, out in enumerate(result.verdict_.outputs):
+            # an unexplained output: what a user reads, tp Replicate (rank (i, 0)'s copy) and
+            # the dp relation the replicas have (the batch split), Replicate if none
+            dp_lay = dp_check.verdict_.outputs[pos].layout
+            tp_lay = tp_check.verdict_.outputs[pos].layout if out.relation else None
+            names = out.rank_values if out.relation else [m.graph.output[pos].name for m in rank_models]
+            want[out.name] = (dp_lay or REPLICATE, tp_lay or REPLICATE, names)
+        seq_values = _evaluate(seq_model, seq_feeds, where="seq", rank=0, hub=MeshRendezvous({"world": 1}),
+                               keep_intermediates=False)
+        hub = MeshRendezvous(info.axes)
+        rank_values = _run_threads(rank_models, feeds, hub, keep_intermediates=False)
+        errors = {}
+        for name, (dp_lay, tp_lay, names) in want.items():
+            replicas = []
+            for i in range(d):
+                pieces = [rank_values[i * t + j][names[i * t + j]] for j in range(t)]
+                replicas.append(_rebuild(tp_lay, pieces))
+            errors[name] = relation_error(dp_lay, seq_values[name], replicas)
+        return errors
+    except SimulationError as exc:
+        raise InputError(f"numeric witness: {exc}") from None
+    except (onnx.checker.ValidationError, ValueError, KeyError) as exc:
+        raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {exc})") from None
+
+
+def _rebuild(layout: Layout, pieces: list[np.ndarray]) -> np.ndarray:
+    from analyzer.sim.layouts import rebuild
+
+    return rebuild(layout, pieces)
