@@ -348,7 +348,8 @@ def main(argv=None):
             a.bug_module = DEFAULT_BUG_MODULE[a.bug]
         if a.out is None:
             a.out = str(REPO / "examples" / (f"{a.model}_ep{a.world_size}" + (f"_bug_{a.bug}" if a.bug else "")))
-        cmd = f"python scripts/export_moe.py --case {name}" if name else "python scripts/export_moe.py " + shlex.join(argv)
+        cmd = f"python scripts/export_moe.py --case {name}" if name else \
+            "python scripts/export_moe.py " + shlex.join(argv)
         print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)
         produce(a, cmd)
 
