@@ -32,14 +32,25 @@ the in-place ``torch.distributed.all_reduce``, which ``make_fx`` records as
 ``all_reduce`` and writes it back in place (the same values, traced as
 ``_c10d_functional.all_reduce``).
 
-Bug variants (``--bug``), one-line changes of ``AllReduceEP.__call__`` in one layer's experts
-(registered as their own ``EPImplementation``):
+``--form tp`` applies the model's ``base_model_tp_plan`` instead, expanded and applied by HF
+(``_expand_parallel_plan``, ``transformers.distributed.tensor_parallel.apply_tensor_parallelism``):
+attention colwise/rowwise, every expert's FFN split (``gate_up_proj`` ``packed_colwise``:
+``_StridedShard(dim=1, split_factor=2)``, i.e. chunk r of the gate half and of the up half;
+``down_proj`` ``rowwise``: ``Shard(2)``), the experts module ``moe_tp_experts`` (all-reduce of
+the partial outputs), ``lm_head`` colwise with a gather. The strided gate/up layout cannot be
+read from shapes, so the case folder holds a ``spec.yaml`` (``sections: [I, I]``).
 
-* ``missing_allreduce``: the combine returns ``expert_output`` instead of
-  ``_AllReduceForward.apply(expert_output, ep_group)``: each rank keeps its partial sum.
-* ``expert_placement``: the ownership mask is round-robin,
-  ``(top_k_index % ep_size) != ep_rank``, while ``grouped_gemm`` placed contiguous blocks of
-  experts (``Shard(0)``): tokens are routed to the wrong global experts.
+Bug variants (``--bug``), one-line changes in one layer (layer 1):
+
+* ``--form ep``, of ``AllReduceEP.__call__`` (registered as its own ``EPImplementation``):
+  ``missing_allreduce``: the combine returns ``expert_output`` instead of
+  ``_AllReduceForward.apply(expert_output, ep_group)``: each rank keeps its partial sum;
+  ``expert_placement``: the ownership mask is round-robin, ``(top_k_index % ep_size) != ep_rank``,
+  while ``grouped_gemm`` placed contiguous blocks of experts (``Shard(0)``): tokens are routed
+  to the wrong global experts.
+* ``--form tp``, of the plan: ``missing_allreduce``: the experts planned ``local_params``
+  instead of ``moe_tp_experts`` (no all-reduce); ``fused_one_piece``: ``gate_up_proj`` planned
+  ``colwise`` instead of ``packed_colwise`` (the fused weight cut in one piece).
 
 Usage::
 
@@ -65,21 +76,32 @@ import export_hf_tp as hf  # noqa: E402  (the TP producer's export pipeline)
 
 REPO = Path(__file__).resolve().parents[1]
 
-BUGS = {
-    "missing_allreduce": "the expert-parallel combine of {m} returns the rank's expert output without "
+#: (form, bug) -> description ({m}: the module of the bug); the case.yaml ``bug`` text
+BUG_TEXT = {
+    ("ep", "missing_allreduce"): "the expert-parallel combine of {m} returns the rank's expert output without "
     "_AllReduceForward.apply(expert_output, ep_group) (AllReduceEP.__call__): each rank keeps its partial sum",
-    "expert_placement": "{m} computes expert ownership round-robin, off_rank = (top_k_index % ep_size) != ep_rank, "
-    "instead of (top_k_index // num_local_experts) != ep_rank, while grouped_gemm placed contiguous blocks of "
-    "experts (Shard(0)): tokens reach the wrong global experts",
+    ("ep", "expert_placement"): "{m} computes expert ownership round-robin, off_rank = (top_k_index % ep_size) "
+    "!= ep_rank, instead of (top_k_index // num_local_experts) != ep_rank, while grouped_gemm placed contiguous "
+    "blocks of experts (Shard(0)): tokens reach the wrong global experts",
+    ("tp", "missing_allreduce"): "{m} is planned 'local_params' instead of 'moe_tp_experts': the experts run on "
+    "their local shards but the partial outputs are never all-reduced",
+    ("tp", "fused_one_piece"): "{m}.gate_up_proj is planned 'colwise' instead of 'packed_colwise': the fused "
+    "[gate; up] weight "
+    "is cut in one piece (rank 0 gets the gate rows, rank 1 the up rows) instead of each half sharded",
 }
+BUGS = sorted({b for _, b in BUG_TEXT})
 DEFAULT_BUG_MODULE = {
-    "missing_allreduce": "model.layers.1.mlp",
-    "expert_placement": "model.layers.1.mlp.experts",
+    ("ep", "missing_allreduce"): "model.layers.1.mlp",
+    ("ep", "expert_placement"): "model.layers.1.mlp.experts",
+    ("tp", "missing_allreduce"): "model.layers.1.mlp.experts",
+    ("tp", "fused_one_piece"): "model.layers.1.mlp.experts",
 }
-_EP2 = dict(model="mixtral", world_size=2)
+_EP2 = dict(model="mixtral", world_size=2, form="ep")
+_TP2 = dict(model="mixtral", world_size=2, form="tp")
 PRESETS = {
     "mixtral_ep2": _EP2,
-    **{f"mixtral_ep2_bug_{b}": {**_EP2, "bug": b} for b in BUGS},
+    "mixtral_tp2": _TP2,
+    **{f"mixtral_{f}2_bug_{b}": {**(_EP2 if f == "ep" else _TP2), "bug": b} for f, b in BUG_TEXT},
 }
 FAMILIES = {"mixtral": ("MixtralConfig", "MixtralForCausalLM")}
 
@@ -159,6 +181,19 @@ def _buggy_implementation(bug):
     return BuggyAllReduceEP
 
 
+def tp_plan(model, args):
+    """The model's ``tp_plan`` (``base_model_tp_plan``) expanded by HF itself
+    (``_expand_parallel_plan``: every parameter to shard, then every module to hook), as
+    ``from_pretrained(tp_plan="auto")`` applies it, with the bug's entry changed:
+    {fqn: HF style name}."""
+    plan = model._expand_parallel_plan(dict(model.tp_plan))
+    if args.bug == "missing_allreduce":
+        plan[args.bug_module] = "local_params"  # BUG (one line): was "moe_tp_experts"
+    elif args.bug == "fused_one_piece":
+        plan[args.bug_module + ".gate_up_proj"] = "colwise"  # BUG (one line): was "packed_colwise"
+    return plan
+
+
 def ep_plan(cfg, args):
     """HF's plan per layer: ({fqn: style name}, {layer: ep_implementation}, description)."""
     plans, impls, desc = {}, {}, {}
@@ -179,9 +214,11 @@ def ep_plan(cfg, args):
 
 @contextlib.contextmanager
 def functional_all_reduce():
-    """While tracing: HF's in-place ``dist.all_reduce`` computed by the functional all_reduce."""
+    """While tracing: HF's in-place ``dist.all_reduce`` computed by the functional all_reduce
+    (in the two modules of ``transformers.distributed`` that call it)."""
     import torch.distributed as dist
     import transformers.distributed.parallel_utils as pu
+    import transformers.distributed.tensor_parallel as tp
     from torch.distributed._functional_collectives import all_reduce
 
     class _Dist:
@@ -192,12 +229,52 @@ def functional_all_reduce():
         def all_reduce(x, op=None, group=None, async_op=False):
             x.copy_(all_reduce(x, "sum", group))
 
-    saved = pu.dist
-    pu.dist = _Dist()
+    mods = (pu, tp)  # AllReduceEP / moe_tp_experts (parallel_utils), RowwiseParallel (tensor_parallel)
+    saved = [m.dist for m in mods]
+    for m in mods:
+        m.dist = _Dist()
     try:
         yield
     finally:
-        pu.dist = saved
+        for m, d in zip(mods, saved):
+            m.dist = d
+
+
+def sections_of(seq, name, k):
+    """The k equal section sizes of the sharded axis (1) of seq initializer ``name``."""
+    dims = next(list(t.dims) for t in seq.graph.initializer if t.name == name)
+    return [dims[1] // k] * k
+
+
+def check_weight_shards(seq, ranks, k=2):
+    """Each rank initializer is the seq initializer, its chunk r along one axis, or (HF's
+    ``packed_colwise``: ``_StridedShard(split_factor=k)``) chunk r of each of k equal sections
+    along that axis. Returns {name: "replicated" | "shard(axis=a)" | "sections(axis=a)"}."""
+    from onnx import numpy_helper
+
+    sw = {t.name: numpy_helper.to_array(t) for t in seq.graph.initializer}
+    n = len(ranks)
+    layout = {}
+    for r, p in enumerate(ranks):
+        for t in p.graph.initializer:
+            if t.name not in sw or "." not in t.name:
+                continue
+            full, loc = sw[t.name], numpy_helper.to_array(t)
+            if full.shape == loc.shape:
+                ok, how = np.array_equal(full, loc), "replicated"
+            else:
+                axes = [a for a in range(full.ndim) if full.shape[a] != loc.shape[a]]
+                if len(axes) != 1 or full.shape[axes[0]] != n * loc.shape[axes[0]]:
+                    raise RuntimeError(f"rank {r} initializer {t.name}: shape {loc.shape} of {full.shape}")
+                a = axes[0]
+                ok, how = np.array_equal(np.split(full, n, axis=a)[r], loc), f"shard(axis={a})"
+                if not ok:
+                    strided = np.concatenate([np.split(sec, n, axis=a)[r] for sec in np.split(full, k, axis=a)], axis=a)
+                    ok, how = np.array_equal(strided, loc), f"sections(axis={a})"
+            if not ok:
+                raise RuntimeError(f"rank {r} initializer {t.name} is not chunk {r} of the seq weight")
+            layout[t.name] = how
+    return layout
 
 
 def config_summary(cfg, args):
@@ -218,6 +295,7 @@ def produce(args, command):
     from torch.distributed.device_mesh import DeviceMesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
     from transformers.distributed.expert_parallel import EPImplementationInterface, apply_expert_parallelism
+    from transformers.distributed.tensor_parallel import apply_tensor_parallelism
 
     hf.register_collective_schemas()
     n = args.world_size
@@ -225,7 +303,7 @@ def produce(args, command):
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("rank*.onnx"):
         old.unlink()
-    if args.bug:
+    if args.bug and args.form == "ep":
         EPImplementationInterface.register(f"shardlog_bug_{args.bug}", _buggy_implementation(args.bug))
 
     cfg, sd, ids, ref_logits = build_base_state(args)
@@ -246,11 +324,18 @@ def produce(args, command):
         try:
             mesh = DeviceMesh("cpu", list(range(n)))
             model = fresh_model(args, cfg, sd)
-            plans, impls, desc = ep_plan(cfg, args)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for i, plan in plans.items():
-                    apply_expert_parallelism(model, mesh, mesh, plan, ep_implementation=impls[i])
+                if args.form == "tp":
+                    desc = tp_plan(model, args)
+                    apply_tensor_parallelism(model, mesh, desc)
+                    if args.bug:
+                        key = args.bug_module + (".gate_up_proj" if args.bug == "fused_one_piece" else "")
+                        desc = {**desc, key: desc[key] + "  # BUG"}
+                else:
+                    plans, impls, desc = ep_plan(cfg, args)
+                    for i, plan in plans.items():
+                        apply_expert_parallelism(model, mesh, mesh, plan, ep_implementation=impls[i])
             with functional_all_reduce():
                 gm = hf.trace(model, ids)
             doc = f"{hf_class} expert-parallel rank {r}/{n} (shardlog example {out.name})"
@@ -262,8 +347,14 @@ def produce(args, command):
         ranks.append(proto)
 
     print(hf.describe(seq, ranks))
-    layout = hf.check_weight_shards(seq, ranks)
+    layout = check_weight_shards(seq, ranks)
     print(f"  weights: {Counter(layout.values())}")
+    spec = None
+    if any(v.startswith("sections") for v in layout.values()):
+        spec = {"world_size": n, "relations": {
+            name: {"shard": int(how.split("axis=")[1].rstrip(")")), "sections": sections_of(seq, name, 2)}
+            for name, how in layout.items() if how.startswith("sections")}}
+        hf.write_yaml(out / "spec.yaml", spec)
 
     seq_err = max_err = None
     if args.verify:
@@ -288,12 +379,13 @@ def produce(args, command):
         },
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
-        "bug": BUGS[args.bug].format(m=args.bug_module) if args.bug else None,
+        "bug": BUG_TEXT[args.form, args.bug].format(m=args.bug_module) if args.bug else None,
         "bug_module": args.bug_module if args.bug else None,
         "max_abs_error": max_err,
         "seq_vs_torch_max_abs_error": seq_err,
-        "ep_plan": desc,
+        ("tp_plan" if args.form == "tp" else "ep_plan"): desc,
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
+        **({"spec": "spec.yaml"} if spec else {}),
         "produced_by": command,
     }
     hf.write_yaml(out / "case.yaml", data)
@@ -316,7 +408,9 @@ def parse(argv):
     sel.add_argument("--all", action="store_true", help="produce every preset")
     p.add_argument("--model", choices=sorted(FAMILIES), default="mixtral")
     p.add_argument("--world-size", type=int, default=2)
-    p.add_argument("--bug", choices=sorted(BUGS), default=None)
+    p.add_argument("--form", choices=("ep", "tp"), default="ep",
+                   help="ep: base_model_ep_plan (AllReduceEP); tp: base_model_tp_plan (moe_tp_experts)")
+    p.add_argument("--bug", choices=BUGS, default=None)
     p.add_argument("--bug-module", default=None, help="module of the bug (default depends on --bug)")
     p.add_argument("--hidden", type=int, default=32)
     p.add_argument("--intermediate", type=int, default=64)
@@ -345,9 +439,11 @@ def main(argv=None):
     for name in names:
         a = hf.preset_args(parse, PRESETS, name, args) if name else args
         if a.bug and not a.bug_module:
-            a.bug_module = DEFAULT_BUG_MODULE[a.bug]
+            if (a.form, a.bug) not in BUG_TEXT:
+                raise SystemExit(f"--bug {a.bug} is not a bug of --form {a.form}")
+            a.bug_module = DEFAULT_BUG_MODULE[a.form, a.bug]
         if a.out is None:
-            a.out = str(REPO / "examples" / (f"{a.model}_ep{a.world_size}" + (f"_bug_{a.bug}" if a.bug else "")))
+            a.out = str(REPO / "examples" / (f"{a.model}_{a.form}{a.world_size}" + (f"_bug_{a.bug}" if a.bug else "")))
         cmd = f"python scripts/export_moe.py --case {name}" if name else \
             "python scripts/export_moe.py " + shlex.join(argv)
         print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)

@@ -14,7 +14,8 @@
 Case folders and how they are run (``_load``):
 
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
-  (``scripts/export_hf_tp.py``);
+  (``scripts/export_hf_tp.py``), expert parallel and tensor-parallel MoE
+  (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say) when given;
 * ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
 * ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` with a spec;
   no numeric witness (their graphs call vLLM and ATen kernels that have no ONNX reference
@@ -54,6 +55,7 @@ FIX_HINT = {
     "reshape_shard": "stack-viewed",
     "collective_order": "collective-order",
     "expert_placement": "expert-range",
+    "fused_one_piece": "fused-one-piece",
 }
 
 
@@ -71,7 +73,9 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     files = cfg["files"]
     if "stages" in files:
         return cfg, case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}, True
-    return cfg, case / files["seq"], [case / f for f in files["ranks"]], {}, True
+    # a spec for what shapes do not say (HF's packed_colwise gate/up: two sharded sections)
+    extra = {"relations": case / cfg["spec"]} if "spec" in cfg else {}
+    return cfg, case / files["seq"], [case / f for f in files["ranks"]], extra, True
 
 
 @cache
