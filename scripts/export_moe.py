@@ -47,7 +47,9 @@ Bug variants (``--bug``), one-line changes in one layer (layer 1):
   ``_AllReduceForward.apply(expert_output, ep_group)``: each rank keeps its partial sum;
   ``expert_placement``: the ownership mask is round-robin, ``(top_k_index % ep_size) != ep_rank``,
   while ``grouped_gemm`` placed contiguous blocks of experts (``Shard(0)``): tokens are routed
-  to the wrong global experts.
+  to the wrong global experts; ``expert_offset``: the local expert id is
+  ``top_k_index - ep_rank`` instead of ``top_k_index % num_local_experts`` (right on rank 0,
+  wrong on rank 1).
 * ``--form tp``, of the plan: ``missing_allreduce``: the experts planned ``local_params``
   instead of ``moe_tp_experts`` (no all-reduce); ``fused_one_piece``: ``gate_up_proj`` planned
   ``colwise`` instead of ``packed_colwise`` (the fused weight cut in one piece).
@@ -83,6 +85,9 @@ BUG_TEXT = {
     ("ep", "expert_placement"): "{m} computes expert ownership round-robin, off_rank = (top_k_index % ep_size) "
     "!= ep_rank, instead of (top_k_index // num_local_experts) != ep_rank, while grouped_gemm placed contiguous "
     "blocks of experts (Shard(0)): tokens reach the wrong global experts",
+    ("ep", "expert_offset"): "{m} maps a global expert id to its local id as top_k_index - ep_rank instead of "
+    "top_k_index % num_local_experts (the rank used as the offset of its first expert, ep_rank * num_local_experts): "
+    "rank 1 sends its tokens to the wrong local experts, rank 0 is unaffected",
     ("tp", "missing_allreduce"): "{m} is planned 'local_params' instead of 'moe_tp_experts': the experts run on "
     "their local shards but the partial outputs are never all-reduced",
     ("tp", "fused_one_piece"): "{m}.gate_up_proj is planned 'colwise' instead of 'packed_colwise': the fused "
@@ -93,6 +98,7 @@ BUGS = sorted({b for _, b in BUG_TEXT})
 DEFAULT_BUG_MODULE = {
     ("ep", "missing_allreduce"): "model.layers.1.mlp",
     ("ep", "expert_placement"): "model.layers.1.mlp.experts",
+    ("ep", "expert_offset"): "model.layers.1.mlp.experts",
     ("tp", "missing_allreduce"): "model.layers.1.mlp.experts",
     ("tp", "fused_one_piece"): "model.layers.1.mlp.experts",
 }
@@ -172,7 +178,11 @@ def _buggy_implementation(bug):
                 off_rank = (top_k_index % self.ep_mesh.size()) != self.ep_mesh.get_local_rank()
             else:
                 off_rank = (top_k_index // self.num_local_experts) != self.ep_mesh.get_local_rank()
-            local_index = torch.where(off_rank, self.num_local_experts, top_k_index % self.num_local_experts)
+            if bug == "expert_offset":
+                # BUG (one line): was top_k_index % self.num_local_experts
+                local_index = torch.where(off_rank, self.num_local_experts, top_k_index - self.ep_mesh.get_local_rank())
+            else:
+                local_index = torch.where(off_rank, self.num_local_experts, top_k_index % self.num_local_experts)
             expert_output = self.experts_forward(hidden_states, local_index, top_k_weights.masked_fill(off_rank, 0.0))
             if bug == "missing_allreduce":
                 return expert_output  # BUG (one line): was _AllReduceForward.apply(expert_output, ep_group)

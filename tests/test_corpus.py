@@ -55,6 +55,7 @@ FIX_HINT = {
     "reshape_shard": "stack-viewed",
     "collective_order": "collective-order",
     "expert_placement": "expert-range",
+    "expert_offset": "expert-range",
     "fused_one_piece": "fused-one-piece",
 }
 
