@@ -37,8 +37,10 @@ the in-place ``torch.distributed.all_reduce``, which ``make_fx`` records as
 attention colwise/rowwise, every expert's FFN split (``gate_up_proj`` ``packed_colwise``:
 ``_StridedShard(dim=1, split_factor=2)``, i.e. chunk r of the gate half and of the up half;
 ``down_proj`` ``rowwise``: ``Shard(2)``), the experts module ``moe_tp_experts`` (all-reduce of
-the partial outputs), ``lm_head`` colwise with a gather. The strided gate/up layout cannot be
-read from shapes, so the case folder holds a ``spec.yaml`` (``sections: [I, I]``).
+the partial outputs), ``lm_head`` colwise with a gather. ``--form tp_ep`` applies both as
+``DistributedConfig(tp_size=N, ep_size=N, ep_implementation="all_reduce")`` resolves them
+(``_resolve_parallel_plans``: attention and lm_head tensor parallel, the experts expert parallel).
+The strided gate/up layout cannot be read from shapes, so the case folder holds a ``spec.yaml`` (``sections: [I, I]``).
 
 Bug variants (``--bug``), one-line changes in one layer (layer 1):
 
@@ -107,6 +109,7 @@ _TP2 = dict(model="mixtral", world_size=2, form="tp")
 PRESETS = {
     "mixtral_ep2": _EP2,
     "mixtral_tp2": _TP2,
+    "mixtral_tp2_ep2": dict(model="mixtral", world_size=2, form="tp_ep"),
     **{f"mixtral_{f}2_bug_{b}": {**(_EP2 if f == "ep" else _TP2), "bug": b} for f, b in BUG_TEXT},
 }
 FAMILIES = {"mixtral": ("MixtralConfig", "MixtralForCausalLM")}
@@ -304,6 +307,7 @@ def produce(args, command):
     import transformers
     from torch.distributed.device_mesh import DeviceMesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
+    from transformers.distributed.configuration_utils import DistributedConfig
     from transformers.distributed.expert_parallel import EPImplementationInterface, apply_expert_parallelism
     from transformers.distributed.tensor_parallel import apply_tensor_parallelism
 
@@ -342,6 +346,13 @@ def produce(args, command):
                     if args.bug:
                         key = args.bug_module + (".gate_up_proj" if args.bug == "fused_one_piece" else "")
                         desc = {**desc, key: desc[key] + "  # BUG"}
+                elif args.form == "tp_ep":
+                    # what from_pretrained(distributed_config=...) applies (maybe_distribute_model)
+                    dc = DistributedConfig(tp_size=n, ep_size=n, ep_implementation="all_reduce")
+                    tplan, eplan, _ = model._resolve_parallel_plans(dc)
+                    apply_tensor_parallelism(model, mesh, tplan)
+                    apply_expert_parallelism(model, mesh, mesh, eplan, ep_implementation="all_reduce")
+                    desc = {**tplan, **eplan}
                 else:
                     plans, impls, desc = ep_plan(cfg, args)
                     for i, plan in plans.items():
@@ -394,6 +405,8 @@ def produce(args, command):
         "max_abs_error": max_err,
         "seq_vs_torch_max_abs_error": seq_err,
         ("tp_plan" if args.form == "tp" else "ep_plan"): desc,
+        **({"distributed_config": f"DistributedConfig(tp_size={n}, ep_size={n}, ep_implementation='all_reduce')"}
+           if args.form == "tp_ep" else {}),
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
         **({"spec": "spec.yaml"} if spec else {}),
         "produced_by": command,
@@ -418,8 +431,9 @@ def parse(argv):
     sel.add_argument("--all", action="store_true", help="produce every preset")
     p.add_argument("--model", choices=sorted(FAMILIES), default="mixtral")
     p.add_argument("--world-size", type=int, default=2)
-    p.add_argument("--form", choices=("ep", "tp"), default="ep",
-                   help="ep: base_model_ep_plan (AllReduceEP); tp: base_model_tp_plan (moe_tp_experts)")
+    p.add_argument("--form", choices=("ep", "tp", "tp_ep"), default="ep",
+                   help="ep: base_model_ep_plan (AllReduceEP); tp: base_model_tp_plan (moe_tp_experts); "
+                   "tp_ep: both as DistributedConfig(tp_size=N, ep_size=N) resolves them")
     p.add_argument("--bug", choices=BUGS, default=None)
     p.add_argument("--bug-module", default=None, help="module of the bug (default depends on --bug)")
     p.add_argument("--hidden", type=int, default=32)
@@ -453,7 +467,8 @@ def main(argv=None):
                 raise SystemExit(f"--bug {a.bug} is not a bug of --form {a.form}")
             a.bug_module = DEFAULT_BUG_MODULE[a.form, a.bug]
         if a.out is None:
-            a.out = str(REPO / "examples" / (f"{a.model}_{a.form}{a.world_size}" + (f"_bug_{a.bug}" if a.bug else "")))
+            form = f"tp{a.world_size}_ep" if a.form == "tp_ep" else a.form
+            a.out = str(REPO / "examples" / (f"{a.model}_{form}{a.world_size}" + (f"_bug_{a.bug}" if a.bug else "")))
         cmd = f"python scripts/export_moe.py --case {name}" if name else \
             "python scripts/export_moe.py " + shlex.join(argv)
         print(f"== {Path(a.out).name}: {a.model} world_size={a.world_size} bug={a.bug}", flush=True)
