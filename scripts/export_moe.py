@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Export a small Hugging Face mixture-of-experts model sequentially and expert-parallel.
 
-The model is UNMODIFIED ``transformers`` code (``MixtralForCausalLM``: a router
+The model is UNMODIFIED ``transformers`` code (``MixtralForCausalLM``, and ``Qwen2MoeForCausalLM``
+with its shared expert for ``qwen2_moe_ep2``; Mixtral: a router
 ``MixtralTopKRouter`` with top-k over softmax probabilities, experts ``MixtralExperts`` with
 stacked weights ``gate_up_proj [E, 2I, H]`` and ``down_proj [E, H, I]``), built from a tiny
 config (hidden 32, 4 experts, top-2, 2 layers, 8 tokens) with seeded random weights. The experts
@@ -110,9 +111,13 @@ PRESETS = {
     "mixtral_ep2": _EP2,
     "mixtral_tp2": _TP2,
     "mixtral_tp2_ep2": dict(model="mixtral", world_size=2, form="tp_ep"),
+    "qwen2_moe_ep2": dict(model="qwen2_moe", world_size=2, form="ep"),
     **{f"mixtral_{f}2_bug_{b}": {**(_EP2 if f == "ep" else _TP2), "bug": b} for f, b in BUG_TEXT},
 }
-FAMILIES = {"mixtral": ("MixtralConfig", "MixtralForCausalLM")}
+FAMILIES = {
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM"),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM"),
+}
 
 
 def make_config(args):
@@ -125,12 +130,15 @@ def make_config(args):
         num_attention_heads=args.heads,
         num_key_value_heads=args.kv_heads,
         vocab_size=args.vocab,
-        num_local_experts=args.experts,
         num_experts_per_tok=args.top_k,
         max_position_embeddings=64,
         initializer_range=args.init_range,
         tie_word_embeddings=False,
         use_cache=False,
+        **({"num_local_experts": args.experts} if args.model == "mixtral" else
+           # Qwen2-MoE: every layer sparse, a shared expert beside the routed ones
+           {"num_experts": args.experts, "moe_intermediate_size": args.intermediate // 2,
+            "shared_expert_intermediate_size": args.intermediate, "decoder_sparse_step": 1}),
     )
     cfg._attn_implementation = "eager"
     cfg._experts_implementation = "batched_mm"
@@ -292,9 +300,10 @@ def check_weight_shards(seq, ranks, k=2):
 
 def config_summary(cfg, args):
     keys = ["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-            "num_key_value_heads", "vocab_size", "num_local_experts", "num_experts_per_tok",
+            "num_key_value_heads", "vocab_size", "num_local_experts", "num_experts", "num_experts_per_tok",
+            "moe_intermediate_size", "shared_expert_intermediate_size", "norm_topk_prob",
             "hidden_act", "rms_norm_eps", "tie_word_embeddings"]
-    out = {k: getattr(cfg, k) for k in keys}
+    out = {k: getattr(cfg, k) for k in keys if hasattr(cfg, k)}
     out.update(attn_implementation="eager", experts_implementation="batched_mm", use_cache=False,
                dtype="float32", seed=args.seed)
     return out
