@@ -112,6 +112,7 @@ PRESETS = {
     "mixtral_tp2": _TP2,
     "mixtral_tp2_ep2": dict(model="mixtral", world_size=2, form="tp_ep"),
     "qwen2_moe_ep2": dict(model="qwen2_moe", world_size=2, form="ep"),
+    "mixtral_ep4": dict(model="mixtral", world_size=4, form="ep"),  # one expert per rank
     **{f"mixtral_{f}2_bug_{b}": {**(_EP2 if f == "ep" else _TP2), "bug": b} for f, b in BUG_TEXT},
 }
 FAMILIES = {
