@@ -316,3 +316,19 @@ def test_expert_parallel_rank_with_another_ranks_block(write_models):
     err = witness(seq, ranks, {"g": Layout("Replicate"), "h": Layout("Replicate"), "w": Layout("Shard", axis=0)},
                   {"y": (Layout("Replicate"), ["y", "y"])})["y"]
     assert err > 0.1
+
+
+def test_expert_parallel_combine_without_masked_weights(write_models):
+    """Neither the ownership mask nor the sentinel mask reaches the routing weights: each rank
+    weights the pairs of other ranks' experts (computed with a clamped local expert) too."""
+    rank = [_ep_rank(r).replace("mv2 = Where(ge, fzero, mv)", "mv2 = Identity(mv)")
+            .replace("mvals = Where(off, fzero, vals)", "mvals = Identity(vals)") for r in range(2)]
+    result, seq, ranks = _run(write_models, SEQ_EP, rank)
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    # t = prod * w is still right on each rank's own rows (Routed); the reshape that groups the
+    # pairs per token, ahead of the sum over experts, is where the chain breaks
+    assert first.op_type == "Reshape" and "expert-weights-unmasked" in first.hint_ids
+    err = witness(seq, ranks, {"g": Layout("Replicate"), "h": Layout("Replicate"), "w": Layout("Shard", axis=0)},
+                  {"y": (Layout("Replicate"), ["y", "y"])})["y"]
+    assert err > 0.1
