@@ -14,7 +14,8 @@
 Case folders and how they are run (``_load``):
 
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
-  (``scripts/export_hf_tp.py``);
+  (``scripts/export_hf_tp.py``), expert parallel and tensor-parallel MoE
+  (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say) when given;
 * ``files: {seq, ranks, spec}`` — a TP x DP mesh (``scripts/export_hf_tp.py --mesh``), checked
   with its spec (``mesh.yaml``: the mesh and the replica's sequential graph);
 * ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
@@ -57,6 +58,9 @@ FIX_HINT = {
     "collective_order": "collective-order",
     "kv_heads_misassigned": "kv-heads-misassigned",
     "wrong_group_allreduce": "wrong-group-collective",
+    "expert_placement": "expert-range",
+    "expert_offset": "expert-range",
+    "fused_one_piece": "fused-one-piece",
 }
 
 
@@ -74,7 +78,10 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     files = cfg["files"]
     if "stages" in files:
         return cfg, case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}, True
-    extra = {"relations": case / files["spec"]} if "spec" in files else {}  # e.g. a mesh spec (mesh.yaml)
+    # a spec for what shapes do not say: HF's packed_colwise gate/up (two sharded sections) as
+    # `spec:`, a TP x DP mesh (mesh.yaml) as `files: {spec:}`
+    spec = files.get("spec", cfg.get("spec"))
+    extra = {"relations": case / spec} if spec else {}
     return cfg, case / files["seq"], [case / f for f in files["ranks"]], extra, True
 
 
@@ -117,7 +124,9 @@ def test_case_verdict_location_hint_and_witness(case):
         assert _inside(first.scope, module) or _inside(first.origin_scope, module), (
             first.node, first.scope, first.origin_scope, module)
     if "hf_class" in cfg.get("model", {}):
-        assert first.source.startswith("transformers/models/"), first.source
+        # Hugging Face code: the model files, or the MoE expert implementations the models call
+        # (transformers/integrations/moe.py: batched_mm_experts_forward)
+        assert first.source.startswith(("transformers/models/", "transformers/integrations/")), first.source
     kind = case.name.partition("_bug_")[2]
     if kind in FIX_HINT:
         assert FIX_HINT[kind] in first.hint_ids, (first.hint_ids, FIX_HINT[kind])

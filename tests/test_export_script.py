@@ -57,7 +57,9 @@ def test_example_case_is_well_formed(folder: Path):
         assert [i.name for i in rank.graph.input] == ["input_ids"]
         assert [o.name for o in rank.graph.output] == ["logits"]
         ops = {(node.domain, node.op_type) for node in rank.graph.node}
-        assert ("com.microsoft", "AllGather") in ops
+        # tensor parallel gathers the logits; expert parallel (scripts/export_moe.py) all-reduces
+        # the experts' partial outputs and keeps lm_head replicated
+        assert ("com.microsoft", "AllReduce" if "ep_plan" in case else "AllGather") in ops
         weights = {t.name for t in rank.graph.initializer if t.name.endswith((".weight", ".bias"))}
         assert weights and weights <= seq_inits
         # every node can be traced back to its HF module
@@ -101,3 +103,23 @@ def test_producer_sequence_parallel_with_rank_dependent_plan_tiny(tmp_path: Path
     assert case["max_abs_error"] is None
     assert "rank 0 ReduceScatter" in case["collective_mismatch"]
     assert "rank 1 AllReduce" in case["collective_mismatch"]
+
+
+@needs_export_stack
+def test_moe_producer_expert_parallel_one_layer(tmp_path: Path):
+    """scripts/export_moe.py on one layer: HF's AllReduceEP export is verified by the rules and
+    its bug (round-robin expert ownership) flagged at the experts' lookup."""
+    from analyzer import check
+
+    outs = {}
+    bug = ["--bug", "expert_placement", "--bug-module", "model.layers.0.mlp.experts"]
+    for name, extra in (("ok", []), ("bug", bug)):
+        out = tmp_path / name
+        cmd = [sys.executable, str(REPO / "scripts" / "export_moe.py"), "--layers", "1", "--out", str(out), *extra]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+        outs[name] = check(out / "seq.onnx", [out / "rank0.onnx", out / "rank1.onnx"])
+    assert outs["ok"].verdict == "verified"
+    first = outs["bug"].verdict_.discrepancies[0]
+    assert outs["bug"].verdict == "discrepancy" and first.scope == "model.layers.0.mlp.experts"
+    assert "expert-range" in first.hint_ids

@@ -551,7 +551,9 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
 
     for name, arr in _small_constants(model).items():
         facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
-        if arr.size == 1 and (np.issubdtype(arr.dtype, np.number) or arr.dtype.name in _EXTRA_FLOATS):
+        # bool scalars too (True = 1): torch's floor_divide compares a sign test with a bool constant
+        if arr.size == 1 and (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
+                              or arr.dtype.name in _EXTRA_FLOATS):
             scalar = float(arr.reshape(-1)[0])
             if float(scalar).is_integer() and abs(scalar) <= INT32_MAX:
                 facts.add("Const_Scalar", g=g, value=name, v=int(scalar))
