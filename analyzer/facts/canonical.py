@@ -261,7 +261,7 @@ def _splits_through_views(model: onnx.ModelProto) -> int:
     The new Split reads ``x`` and takes the views' output names; the old one stays while
     other nodes read its pieces."""
     g = model.graph
-    shapes = _shapes(model)
+    shapes, dtypes = _shapes(model), _dtypes(model)
     producer = {n.output[0]: n for n in g.node if _is_op(n, "Reshape") and len(n.output) == 1 and n.input}
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
@@ -303,7 +303,8 @@ def _splits_through_views(model: onnx.ModelProto) -> int:
                     dropped.add(id(r))
             else:
                 names.append(f"{o}.flat")
-                g.value_info.append(helper.make_tensor_value_info(names[-1], _dtypes_of(model, o), t))
+                dtype = dtypes.get(o, onnx.TensorProto.UNDEFINED)
+                g.value_info.append(helper.make_tensor_value_info(names[-1], dtype, t))
         split = helper.make_node("Split", [x, *node.input[1:]], names, name=f"{node.name}.flat")
         split.attribute.extend(a for a in node.attribute if a.name != "axis")
         split.attribute.append(helper.make_attribute("axis", k))
@@ -322,10 +323,6 @@ def _splits_through_views(model: onnx.ModelProto) -> int:
     del g.node[:]
     g.node.extend(kept)
     return len(added)
-
-
-def _dtypes_of(model: onnx.ModelProto, name: str) -> int:
-    return _dtypes(model).get(name, onnx.TensorProto.UNDEFINED)
 
 
 def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
