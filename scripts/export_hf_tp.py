@@ -3,7 +3,7 @@
 
 This is the *producer* of shardlog's example cases.  It takes UNMODIFIED model
 code from ``transformers`` (``LlamaForCausalLM``, ``Qwen2ForCausalLM``,
-``MistralForCausalLM``), builds a tiny model from a small config with random
+``MistralForCausalLM``, ``Gemma2ForCausalLM``), builds a tiny model from a small config with random
 (seeded) weights, and writes
 
 * ``seq.onnx``               - the sequential model, and
@@ -159,6 +159,9 @@ FAMILIES = {
     "llama": ("LlamaConfig", "LlamaForCausalLM"),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
     "mistral": ("MistralConfig", "MistralForCausalLM"),
+    # sandwich norms: post_attention_layernorm / post_feedforward_layernorm normalize the
+    # attention / MLP output before the residual add
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
 }
 
 
@@ -280,6 +283,9 @@ def make_config(args):
         kw["mlp_bias"] = args.bug == "bias_every_rank"
     elif args.bug == "bias_every_rank":
         raise SystemExit("--bug bias_every_rank needs --model llama (mlp_bias)")
+    if args.model == "gemma2":  # Gemma2's defaults are for head_dim 256 and 4096-token windows
+        kw.update(head_dim=args.hidden // args.heads, query_pre_attn_scalar=args.hidden // args.heads,
+                  sliding_window=4)
     cfg = cfg_cls(**kw)
     cfg._attn_implementation = "eager"
     return cfg
@@ -300,6 +306,10 @@ def config_summary(cfg, args):
         "attention_bias",
         "tie_word_embeddings",
         "sliding_window",
+        "hidden_activation",  # Gemma2's keys (absent from the other families)
+        "query_pre_attn_scalar",
+        "attn_logit_softcapping",
+        "final_logit_softcapping",
     ]
     out = {}
     for k in keys:
