@@ -1,9 +1,11 @@
 """The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs.
 
 Runs :func:`analyzer.simulate.witness` with the check's input relations. An output that the
-rules explain is rebuilt with the relation found; an output they do not explain is rebuilt as
-``Replicate`` from the rank outputs at the same position (what a user of the distributed
-program reads), so a bug report carries the size of the error it causes.
+rules explain is rebuilt with the relation found; an output they do not explain is rebuilt from
+the rank outputs at the same position (what a user of the distributed program reads) with the
+layout their shapes say, as input relations are inferred: ``Replicate`` for the seq output's
+shape, ``Shard(a)`` for that shape with axis a divided by N (a context-parallel rank returns the
+logits of its chunk of the sequence), so a bug report carries the size of the error it causes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import onnx
 from analyzer.driver import CheckInput
 from analyzer.errors import InputError
 from analyzer.layout import REPLICATE
+from analyzer.relations import _layout_from_shapes
 from analyzer.simulate import SimulationError, witness
 from analyzer.verdict import Verdict
 
@@ -36,7 +39,9 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
         if out.layout is not None and all(out.rank_values):
             wanted[out.name] = (out.layout, out.rank_values)
         else:
-            wanted[out.name] = (REPLICATE, [m.graph.output[pos].name for m in inp.ranks])
+            shapes = [_output_dims(m, pos) for m in inp.ranks]
+            layout = _layout_from_shapes(_output_dims(inp.seq, pos), shapes, len(inp.ranks)) or REPLICATE
+            wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks])
     try:
         return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
     except SimulationError as exc:
@@ -46,6 +51,12 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
+
+
+def _output_dims(model: onnx.ModelProto, pos: int) -> tuple:
+    """Static shape of output ``pos`` (symbolic or unknown dims as strings)."""
+    dims = model.graph.output[pos].type.tensor_type.shape.dim
+    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
 
 
 def confirm_relations(

@@ -701,16 +701,19 @@ def _collective_ops(rank, comm):
 
 
 def simulate_ranks(protos, feeds):
+    """Run the rank programs together; ``feeds`` is one dict for every rank, or a list of one
+    dict per rank (each rank's own chunk of the inputs, context parallelism)."""
     from onnx.reference import ReferenceEvaluator
 
     n = len(protos)
+    per_rank = feeds if isinstance(feeds, list) else [feeds] * n
     comm = _Comm(n)
     results, errors = [None] * n, [None] * n
 
     def run(r):
         try:
             sess = ReferenceEvaluator(protos[r], new_ops=_collective_ops(r, comm))
-            results[r] = sess.run(None, feeds)[0]
+            results[r] = sess.run(None, per_rank[r])[0]
         except Exception as e:  # noqa: BLE001
             errors[r] = e
             comm.barrier.abort()

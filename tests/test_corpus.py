@@ -55,6 +55,7 @@ FIX_HINT = {
     "collective_order": "collective-order",
     "kv_heads_misassigned": "kv-heads-misassigned",
     "norm_partial": "missing-allreduce",
+    "rotary_offset": "rotary-offset",
 }
 
 
