@@ -14,12 +14,12 @@ import onnx
 
 from analyzer.driver import CheckInput
 from analyzer.errors import InputError
-from analyzer.layout import REPLICATE
+from analyzer.layout import REPLICATE, Layout
 from analyzer.relations import _layout_from_shapes
 from analyzer.simulate import SimulationError, witness
 from analyzer.verdict import Verdict
 
-__all__ = ["numeric_errors"]
+__all__ = ["numeric_errors", "output_layout_from_shapes"]
 
 
 def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[str, float]:
@@ -39,8 +39,7 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
         if out.layout is not None and all(out.rank_values):
             wanted[out.name] = (out.layout, out.rank_values)
         else:
-            shapes = [_output_dims(m, pos) for m in inp.ranks]
-            layout = _layout_from_shapes(_output_dims(inp.seq, pos), shapes, len(inp.ranks)) or REPLICATE
+            layout = output_layout_from_shapes(inp.seq, inp.ranks, pos)
             wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks])
     try:
         return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
@@ -51,6 +50,14 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
+
+
+def output_layout_from_shapes(seq: onnx.ModelProto, ranks: list[onnx.ModelProto], pos: int) -> Layout:
+    """The layout the shapes of output ``pos`` say (as for inferred input relations):
+    ``Shard(a)`` when the ranks' outputs have the seq output's shape with axis a divided by N,
+    else ``Replicate``."""
+    shapes = [_output_dims(m, pos) for m in ranks]
+    return _layout_from_shapes(_output_dims(seq, pos), shapes, len(ranks)) or REPLICATE
 
 
 def _output_dims(model: onnx.ModelProto, pos: int) -> tuple:
