@@ -1,11 +1,11 @@
 """The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs.
 
 Runs :func:`analyzer.simulate.witness` with the check's input relations. An output that the
-rules explain is rebuilt with the relation found; an output they do not explain is rebuilt from
-the rank outputs at the same position (what a user of the distributed program reads) with the
-layout their shapes say, as input relations are inferred: ``Replicate`` for the seq output's
-shape, ``Shard(a)`` for that shape with axis a divided by N (a context-parallel rank returns the
-logits of its chunk of the sequence), so a bug report carries the size of the error it causes.
+rules explain is rebuilt with the relation found; an output they do not explain is rebuilt as
+``Replicate`` from the rank outputs at the same position (what a user of the distributed
+program reads), so a bug report carries the size of the error it causes (``inf`` when the
+ranks' outputs do not have the seq output's shape: rebuild them with
+:func:`output_layout_from_shapes` and :func:`analyzer.simulate.witness` for a number).
 """
 
 from __future__ import annotations
@@ -39,8 +39,7 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
         if out.layout is not None and all(out.rank_values):
             wanted[out.name] = (out.layout, out.rank_values)
         else:
-            layout = output_layout_from_shapes(inp.seq, inp.ranks, pos)
-            wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks])
+            wanted[out.name] = (REPLICATE, [m.graph.output[pos].name for m in inp.ranks])
     try:
         return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
     except SimulationError as exc:
