@@ -20,7 +20,7 @@ from analyzer.engines import get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
-from analyzer.facts.extract import GraphKey, ModelFile, load_model_file, with_graph
+from analyzer.facts.extract import GraphKey, ModelFile, const_chunk_hashes, load_model_file, with_graph
 from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import (
     const_ints_text,
@@ -560,6 +560,7 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     g = seq.graph
     read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
     facts.extend(_input_facts(inp, read))
+    facts.extend(const_chunk_hashes(seq, inp.world_size))
     t_facts = time.perf_counter() - t0
 
     t1 = time.perf_counter()

@@ -1,9 +1,11 @@
 """The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs.
 
 Runs :func:`analyzer.simulate.witness` with the check's input relations. An output that the
-rules explain is rebuilt with the relation found; an output they do not explain is rebuilt as
-``Replicate`` from the rank outputs at the same position (what a user of the distributed
-program reads), so a bug report carries the size of the error it causes.
+rules explain is rebuilt with the relation found; an output they do not explain is rebuilt
+from the rank outputs at the same position with the layout their shapes say
+(:func:`output_layout_from_shapes`: ``Replicate`` when the shapes are the seq output's, else
+``Shard`` on the divided axis; what a user of the distributed program would read), so a bug
+report carries the size of the error it causes.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import onnx
 
 from analyzer.driver import CheckInput
 from analyzer.errors import InputError
-from analyzer.layout import REPLICATE
+from analyzer.layout import REPLICATE, Layout
+from analyzer.relations import _layout_from_shapes
 from analyzer.simulate import SimulationError, witness
 from analyzer.verdict import Verdict
 
-__all__ = ["numeric_errors"]
+__all__ = ["numeric_errors", "output_layout_from_shapes"]
 
 
 def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[str, float]:
@@ -35,8 +38,8 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     for pos, out in enumerate(verdict.outputs):
         if out.layout is not None and all(out.rank_values):
             wanted[out.name] = (out.layout, out.rank_values)
-        else:
-            wanted[out.name] = (REPLICATE, [m.graph.output[pos].name for m in inp.ranks])
+        else:  # no relation: compare under the layout the output shapes say (Replicate if equal)
+            wanted[out.name] = (output_layout_from_shapes(inp.seq, inp.ranks, pos), [m.graph.output[pos].name for m in inp.ranks])
     try:
         return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
     except SimulationError as exc:
@@ -46,6 +49,20 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
+
+
+def output_layout_from_shapes(seq: onnx.ModelProto, ranks: list[onnx.ModelProto], pos: int) -> Layout:
+    """The layout the shapes of output ``pos`` say (as for inferred input relations):
+    ``Shard(a)`` when the ranks' outputs have the seq output's shape with axis a divided by N,
+    else ``Replicate``."""
+    shapes = [_output_dims(m, pos) for m in ranks]
+    return _layout_from_shapes(_output_dims(seq, pos), shapes, len(ranks)) or REPLICATE
+
+
+def _output_dims(model: onnx.ModelProto, pos: int) -> tuple:
+    """Static shape of output ``pos`` (symbolic or unknown dims as strings)."""
+    dims = model.graph.output[pos].type.tensor_type.shape.dim
+    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
 
 
 def confirm_relations(

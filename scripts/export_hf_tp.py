@@ -3,7 +3,7 @@
 
 This is the *producer* of shardlog's example cases.  It takes UNMODIFIED model
 code from ``transformers`` (``LlamaForCausalLM``, ``Qwen2ForCausalLM``,
-``MistralForCausalLM``), builds a tiny model from a small config with random
+``MistralForCausalLM``, ``Gemma2ForCausalLM``), builds a tiny model from a small config with random
 (seeded) weights, and writes
 
 * ``seq.onnx``               - the sequential model, and
@@ -167,6 +167,9 @@ FAMILIES = {
     "llama": ("LlamaConfig", "LlamaForCausalLM"),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
     "mistral": ("MistralConfig", "MistralForCausalLM"),
+    # sandwich norms: post_attention_layernorm / post_feedforward_layernorm normalize the
+    # attention / MLP output before the residual add
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
 }
 
 
@@ -296,6 +299,9 @@ def make_config(args):
         kw["mlp_bias"] = args.bug == "bias_every_rank"
     elif args.bug == "bias_every_rank":
         raise SystemExit("--bug bias_every_rank needs --model llama (mlp_bias)")
+    if args.model == "gemma2":  # Gemma2's defaults are for head_dim 256 and 4096-token windows
+        kw.update(head_dim=args.hidden // args.heads, query_pre_attn_scalar=args.hidden // args.heads,
+                  sliding_window=4)
     cfg = cfg_cls(**kw)
     cfg._attn_implementation = "eager"
     return cfg
@@ -316,6 +322,10 @@ def config_summary(cfg, args):
         "attention_bias",
         "tie_word_embeddings",
         "sliding_window",
+        "hidden_activation",  # Gemma2's keys (absent from the other families)
+        "query_pre_attn_scalar",
+        "attn_logit_softcapping",
+        "final_logit_softcapping",
     ]
     out = {}
     for k in keys:
@@ -707,16 +717,19 @@ def _collective_ops(rank, comm):
 
 
 def simulate_ranks(protos, feeds):
+    """Run the rank programs together; ``feeds`` is one dict for every rank, or a list of one
+    dict per rank (each rank's own chunk of the inputs, context parallelism)."""
     from onnx.reference import ReferenceEvaluator
 
     n = len(protos)
+    per_rank = feeds if isinstance(feeds, list) else [feeds] * n
     comm = _Comm(n)
     results, errors = [None] * n, [None] * n
 
     def run(r):
         try:
             sess = ReferenceEvaluator(protos[r], new_ops=_collective_ops(r, comm))
-            results[r] = sess.run(None, feeds)[0]
+            results[r] = sess.run(None, per_rank[r])[0]
         except Exception as e:  # noqa: BLE001
             errors[r] = e
             comm.barrier.abort()

@@ -2,7 +2,7 @@
 
 Every plan here is built only from PyTorch's own parallel styles
 (``torch.distributed.tensor.parallel``) applied to UNMODIFIED Hugging Face decoder models
-(``LlamaForCausalLM``, ``Qwen2ForCausalLM``, ``MistralForCausalLM``; hidden states are
+(``LlamaForCausalLM``, ``Qwen2ForCausalLM``, ``MistralForCausalLM``, ``Gemma2ForCausalLM``; hidden states are
 ``[B, S, H]``):
 
 * ``sp``: sequence parallelism, the torchtitan Llama plan
@@ -56,6 +56,10 @@ BUGS = {
     "reshape_shard": "{m} flattens its sequence-sharded input to tokens [B*S/N, H], all-gathers them "
     "and views the stack [N*B*S/N, H] as [B, S, H]: the rank factor lands on the batch axis "
     "instead of the sequence axis",
+    "norm_partial": "row-parallel {m} keeps its output a local partial sum: planned as "
+    "RowwiseParallel(output_layouts=Partial()) instead of RowwiseParallel() (a Llama-style deferral of the "
+    "all-reduce past the residual add), but Gemma2 normalizes the attention output before the residual add "
+    "(sandwich norm), so post_attention_layernorm computes the RMS of one rank's partial sum",
     "collective_order": "rank 1 runs a stale plan for {m}: RowwiseParallel(use_local_output=False) "
     "(tensor parallel, all-reduce) instead of RowwiseParallel(output_layouts=Shard(1), "
     "use_local_output=False) (sequence parallel, reduce-scatter), so the ranks' collectives stop "
@@ -69,6 +73,7 @@ DEFAULT_BUG_MODULE = {
     "bs_transposed": "model.layers.0.self_attn",
     "reshape_shard": "model.layers.1.mlp",
     "collective_order": "model.layers.1.mlp.down_proj",
+    "norm_partial": "model.layers.1.self_attn.o_proj",
 }
 #: bug id -> the forms (--form) whose plan it changes
 BUG_FORMS = {
@@ -78,6 +83,7 @@ BUG_FORMS = {
     "bs_transposed": ("sp",),
     "reshape_shard": ("sp",),
     "collective_order": ("sp",),
+    "norm_partial": ("tp",),
 }
 #: bugs made by patching one rank's exported graph (DTensor cannot express them)
 PATCHED = {"vocab_offset"}
@@ -85,6 +91,7 @@ PATCHED = {"vocab_offset"}
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2)
 _SP = dict(model="llama", world_size=2, form="sp", batch=2, **_SMALL)
 _VOCAB = dict(model="qwen2", world_size=2, form="vocab", **_SMALL)
+_GEMMA2 = dict(model="gemma2", world_size=2, **_SMALL)
 #: preset name -> export_hf_tp arguments (merged into export_hf_tp.PRESETS)
 PRESETS = {
     "llama_tp2_sp": _SP,
@@ -93,6 +100,9 @@ PRESETS = {
     "qwen2_tp4_gqa": dict(model="qwen2", world_size=4, **{**_SMALL, "hidden": 64, "heads": 8, "kv_heads": 4}),
     **{f"qwen2_tp2_vocab_bug_{b}": {**_VOCAB, "bug": b} for b in ("extra_allreduce", "vocab_offset", "gather_axis")},
     **{f"llama_tp2_sp_bug_{b}": {**_SP, "bug": b} for b in ("bs_transposed", "reshape_shard", "collective_order")},
+    # Gemma2's sandwich norms: a norm reads the row-parallel output before the residual add
+    "gemma2_tp2": _GEMMA2,
+    "gemma2_tp2_bug_norm_partial": {**_GEMMA2, "bug": "norm_partial"},
 }
 
 
@@ -228,6 +238,9 @@ def apply_bug(bug, module, plan, desc, form):
         )
         desc[module] = ("PrepareModuleInput(input_layouts=(Partial(),), desired_input_layouts=(Replicate(),), "
                         "use_local_output=True)  # BUG")
+    elif bug == "norm_partial":
+        plan[module] = RowwiseParallel(output_layouts=Partial())  # BUG (one line): was RowwiseParallel()
+        desc[module] = "RowwiseParallel(output_layouts=Partial())  # BUG"
     elif bug == "vocab_offset":
         desc[module] += "  # BUG: rank 1's range constants patched after export"
     elif bug == "gather_axis":

@@ -61,6 +61,8 @@ FIX_HINT = {
     "expert_placement": "expert-range",
     "expert_offset": "expert-range",
     "fused_one_piece": "fused-one-piece",
+    "norm_partial": "missing-allreduce",
+    "rotary_offset": "rotary-offset",
 }
 
 

@@ -123,3 +123,20 @@ def test_moe_producer_expert_parallel_one_layer(tmp_path: Path):
     first = outs["bug"].verdict_.discrepancies[0]
     assert outs["bug"].verdict == "discrepancy" and first.scope == "model.layers.0.mlp.experts"
     assert "expert-range" in first.hint_ids
+
+
+def test_producer_context_parallel_positions_tiny(tmp_path: Path):
+    """scripts/export_cp.py: ranks hold chunks of the sequence; with the rank's positions the
+    concatenated rank logits are the sequential ones, without them (HF's default arange(S/N) on
+    every rank) they are not."""
+    script = REPO / "scripts" / "export_cp.py"
+    cases = {}
+    for bug in ((), ("--bug", "rotary_offset")):
+        out = tmp_path / ("bug" if bug else "ok")
+        cmd = [sys.executable, str(script), "--hidden", "32", "--intermediate", "64", "--vocab", "64",
+               "--layers", "1", "--out", str(out), *bug]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+        cases[bool(bug)] = _load_case(out)
+    assert cases[False]["expected"] == "verified" and cases[False]["max_abs_error"] < 1e-4
+    assert cases[True]["bug_module"] == "model.rotary_emb" and cases[True]["max_abs_error"] > 1e-2

@@ -36,6 +36,7 @@ from analyzer.simulate import (
     run_ranks,
     witness,
 )
+from analyzer.witness import output_layout_from_shapes
 
 MS = "com.microsoft"
 F = TensorProto.FLOAT
@@ -500,7 +501,9 @@ def test_example_logits_witness(case):
     seq = onnx.load(str(case / meta["files"]["seq"]))
     ranks = [onnx.load(str(case / f)) for f in meta["files"]["ranks"]]
     relations = guess_input_relations(seq, ranks)
-    outputs = {o.name: (REPLICATE, [o.name] * len(ranks)) for o in seq.graph.output}
+    # Replicate, or Shard(1) for context-parallel ranks that return the logits of their chunk
+    outputs = {o.name: (output_layout_from_shapes(seq, ranks, i), [o.name] * len(ranks))
+               for i, o in enumerate(seq.graph.output)}
     if meta.get("collective_mismatch"):  # the exporter's simulation stopped at this collective too
         k = meta["collective_mismatch"].split("#")[1].split()[0]
         with pytest.raises(CollectiveMismatch, match=f"collective #{k}:"):

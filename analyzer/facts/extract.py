@@ -32,6 +32,7 @@ from analyzer.facts.source import parse_source
 __all__ = [
     "FactTables",
     "ModelFile",
+    "const_chunk_hashes",
     "extract_graph_facts",
     "load_model",
     "load_model_file",
@@ -442,6 +443,31 @@ def _tensor_digest(arr: np.ndarray) -> str:
     h.update(str(arr.shape).encode())
     h.update(np.ascontiguousarray(arr).tobytes())
     return h.hexdigest()
+
+
+def const_chunk_hashes(model: onnx.ModelProto, world_size: int) -> FactTables:
+    """``Const_ChunkHash(s, axis, chunk, hash)``: the digest (as in ``Const_Hash``) of each of
+    the ``world_size`` equal chunks along each divisible axis of each small constant ``s`` of
+    the sequential ``model``, so that a rank constant equal to chunk r of it is recognised by
+    value (a context-parallel rank's rotary positions or causal-mask rows, folded to constants
+    by the exporter: they have the seq constant's shape with the sequence axis divided by N).
+
+    Args:
+        model: the sequential model.
+        world_size: N.
+
+    Returns:
+        One row per (constant, axis of size divisible by N and larger than 1, chunk index).
+    """
+    facts = FactTables()
+    if world_size < 2:
+        return facts
+    for name, arr in _small_constants(model).items():
+        for axis, size in enumerate(arr.shape):
+            if size > 1 and size % world_size == 0:
+                for c, chunk in enumerate(np.split(arr, world_size, axis=axis)):
+                    facts.add("Const_ChunkHash", s=name, axis=axis, chunk=c, hash=_tensor_digest(chunk))
+    return facts
 
 
 def _small_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
