@@ -54,6 +54,7 @@ FIX_HINT = {
     "reshape_shard": "stack-viewed",
     "collective_order": "collective-order",
     "kv_heads_misassigned": "kv-heads-misassigned",
+    "mean_of_means": "micro-batch-mean",
 }
 
 

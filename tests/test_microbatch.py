@@ -131,3 +131,47 @@ def test_mean_of_microbatch_means_is_flagged_with_its_fix(write_models):
     assert first.node == "loss" or first.op_type == "Div", (first.node, first.op_type)
     assert "micro-batch-mean" in first.hint_ids and "local-normalizer" not in first.hint_ids, first.hint_ids
     assert result.numeric["loss"] > 1e-2
+
+
+def test_microbatch_layout_round_trip_and_numbers():
+    import numpy as np
+
+    from analyzer.sim.layouts import distribute, rebuild_micro, relation_error
+
+    shard = Layout.from_row("Shard", 0, "mb2:1")
+    assert shard == Layout("Shard", axis=0, micro=(2, 1)) and shard.param == "mb2:1"
+    assert Layout.from_row("Partial", -1, "mb3:2") == Layout("Partial", reduce="sum", micro=(3, 2))
+    s = np.arange(16.0).reshape(8, 2)
+    # 2 ranks x 2 micro-batches: rank r's micro-batch k is chunk 2r + k of 4
+    pieces = [[distribute(Layout("Shard", axis=0, micro=(2, k)), s, 2)[r] for k in range(2)] for r in range(2)]
+    assert np.array_equal(pieces[1][0], s[4:6]) and np.array_equal(pieces[0][1], s[2:4])
+    assert np.array_equal(rebuild_micro("Shard", 0, pieces), s)
+    assert relation_error(shard, s, [s[2:4], s[6:8]]) == 0.0
+    assert relation_error(shard, s, [s[0:2], s[4:6]]) > 1  # micro-batch 0's rows, not 1's
+    terms = [[s * 0.1, s * 0.2], [s * 0.3, s * 0.4]]
+    assert np.allclose(rebuild_micro("Partial", None, terms), s)
+    # one micro-batch's terms alone do not determine the sum
+    assert relation_error(Layout("Partial", reduce="sum", micro=(2, 0)), s, [s, s]) == float("inf")
+
+
+def test_ignore_index_appears_in_random_labels():
+    """An integer input compared with a constant (a loss's ignore_index) holds it sometimes, so a
+    token count over it differs between rows of the random inputs."""
+    import numpy as np
+
+    from analyzer.sim.inputs import random_inputs
+
+    model = model_from_text(HEADER + """
+loss (int64[4, 8] labels) => (float[4] count) <int64[4] pads = {0, 0, 0, 1}, int64 ignore = {-100},
+    int64[1] one = {1}, int64[1] big = {9}, int64[1] last = {1}> {
+  padded = Pad(labels, pads, ignore)
+  shifted = Slice(padded, one, big, last)
+  same = Equal(shifted, ignore)
+  keep = Not(same)
+  f = Cast<to = 1>(keep)
+  count = ReduceSum<keepdims = 0>(f, one)
+}
+""")
+    labels = random_inputs(model, np.random.default_rng(0))["labels"]
+    assert (labels == -100).any() and (labels != -100).any()
+    assert len({int((row != -100).sum()) for row in labels}) > 1
