@@ -358,11 +358,14 @@ def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
 
 def microbatch_counts(facts: FactTables) -> set[int]:
     """Micro-batch counts M >= 2 that rank graphs may cut their rows into: a rank-graph Slice
-    of axis 0 (constant bounds, one axis) whose length L divides the input's size D there, at a
-    multiple of L, gives M = D / L (gradient accumulation slices the rank's batch this way)."""
+    of a graph input along axis 0 (constant bounds, one axis) whose length L divides the
+    input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
+    rank's batch inputs this way; slices of caches and intermediates are not looked at, so
+    other graphs get no micro-batch facts)."""
     nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
     if not nodes:
         return set()
+    inputs = {(x["g"], x["value"]) for x in facts.rows("GraphInput") if x["g"] != "seq"}
     ins: dict[tuple, dict[int, str]] = defaultdict(dict)
     for x in facts.rows("Node_Input"):
         if (x["g"], x["node"]) in nodes:
@@ -376,6 +379,8 @@ def microbatch_counts(facts: FactTables) -> set[int]:
     for (g, _node), args in ins.items():
         st, en, ax = (ints.get((g, args.get(i, "")), {}) for i in (1, 2, 3))
         if set(st) != {0} or set(en) != {0} or ax != {0: 0}:
+            continue
+        if (g, args.get(0, "")) not in inputs:
             continue
         size = dim0.get((g, args.get(0, "")))
         if not size or size <= 0:
