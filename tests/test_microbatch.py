@@ -175,3 +175,23 @@ loss (int64[4, 8] labels) => (float[4] count) <int64[4] pads = {0, 0, 0, 1}, int
     labels = random_inputs(model, np.random.default_rng(0))["labels"]
     assert (labels == -100).any() and (labels != -100).any()
     assert len({int((row != -100).sum()) for row in labels}) > 1
+
+
+def test_microbatch_counts_come_from_slices_of_rank_inputs():
+    from analyzer.facts import FactTables, extract_graph_facts
+    from analyzer.oracles import microbatch_counts
+
+    def rank(body: str):
+        text = HEADER + f"""
+g (float[4, 4] x) => (float[2, 4] y)
+    <int64[1] ax = {{0}}, int64[1] st = {{2}}, int64[1] en = {{4}}> {{
+  {body}
+}}
+"""
+        facts = FactTables()
+        facts.extend(extract_graph_facts(onnx.shape_inference.infer_shapes(onnx.parser.parse_model(text)), "r0"))
+        return facts
+
+    assert microbatch_counts(rank("y = Slice(x, st, en, ax)")) == {2}
+    # a slice of an intermediate (a cache, a position table) says nothing about micro-batches
+    assert microbatch_counts(rank("a = Abs(x)\n  y = Slice(a, st, en, ax)")) == set()
