@@ -24,6 +24,7 @@ from analyzer.facts.extract import GraphKey, ModelFile, const_chunk_hashes, load
 from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import (
     const_ints_text,
+    microbatch_facts,
     replica_reshape_maps,
     replica_shard_shapes,
     reshape_axis_maps,
@@ -570,6 +571,7 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(section_spans(facts, inp.world_size))
     facts.extend(replica_shard_shapes(facts, inp.world_size))
     facts.extend(replica_reshape_maps(facts, inp.world_size))
+    facts.extend(microbatch_facts(facts, inp.world_size))
     t_oracles = time.perf_counter() - t1
     run_program = instrument(program) if coverage else program
 

@@ -20,10 +20,16 @@ A *layout* says how the rank values ``d_0 .. d_{N-1}`` rebuild the sequential va
   cut into ``N / replicas[i]`` chunks and rank r holds chunk ``r // replicas[i]`` of it (vLLM's
   fused ``qkv_proj`` with K < N kv heads: q sharded, k and v replicated over groups).
 - ``Partial(sum)`` / ``Partial(max)``: ``s == reduce(d_0 .. d_{N-1})`` (a pending all-reduce).
+- Micro-batches (gradient accumulation: each rank runs its rows in M micro-batches inside one
+  step): ``Shard(axis, micro=(M, k))`` — rank r holds chunk ``r*M + k`` of ``N*M`` equal chunks of
+  ``s`` along ``axis``; ``Partial(sum, micro=(M, k))`` — rank r holds the ``(r, k)`` term of a
+  sum over ``N*M`` terms (``s == sum over r, k`` of the pieces). One such relation covers one
+  micro-batch k; the M relations k = 0..M-1 of ``s`` together rebuild it.
 
 In the relation tables a layout is three columns ``(kind, axis, param)``: ``param`` is ""
 (plain), the section sizes ("64,16,16"; a replicated section as "16:rep2"), ``"rep{k}"`` /
-``"rep{k}/{b}"`` (replicas, inner axis) or the reduce op of ``Partial`` (:attr:`Layout.param`,
+``"rep{k}/{b}"`` (replicas, inner axis), ``"mb{M}:{k}"`` (micro-batch k of M, for ``Shard`` and
+``Partial(sum)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
 :meth:`Layout.from_row`).
 """
 
@@ -51,6 +57,8 @@ class Layout:
             ``sections``: one count (>= 1) per section.
         inner: with ``replicas``, the axis along which the k ranks of a group split their
             group's chunk; ``None`` when they hold it whole.
+        micro: ``(M, k)``: the piece of micro-batch k of M (module docstring), for a plain
+            ``Shard`` or ``Partial(sum)``; ``None`` otherwise.
     """
 
     kind: str
@@ -59,6 +67,7 @@ class Layout:
     reduce: str | None = None
     replicas: int | tuple[int, ...] | None = None
     inner: int | None = None
+    micro: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
@@ -76,10 +85,18 @@ class Layout:
             raise ValueError("replicas (>= 2) is a parameter of a Shard without sections")
         if self.inner is not None and (self.replicas is None or self.inner == self.axis or self.inner < 0):
             raise ValueError("inner needs replicas and an axis other than the shard axis")
+        if self.micro is not None:
+            count, k = self.micro
+            if count < 2 or not 0 <= k < count:
+                raise ValueError("micro=(M, k) needs M >= 2 and 0 <= k < M")
+            if self.kind == "Replicate" or self.reduce == "max" or self.sections or self.replicas:
+                raise ValueError("micro is a parameter of a plain Shard or of Partial(sum)")
 
     @property
     def param(self) -> str:
         """The ``param`` column of this layout in the relation tables (module docstring)."""
+        if self.micro is not None:
+            return f"mb{self.micro[0]}:{self.micro[1]}"
         if self.kind == "Partial":
             return self.reduce or "sum"
         if self.sections:
@@ -103,6 +120,11 @@ class Layout:
         Raises:
             ValueError: a param that is none of the forms in the module docstring.
         """
+        if param.startswith("mb") and kind in ("Shard", "Partial"):
+            count, _, k = param[2:].partition(":")
+            if kind == "Shard":
+                return cls("Shard", axis=axis, micro=(int(count), int(k)))
+            return cls("Partial", reduce="sum", micro=(int(count), int(k)))
         if kind == "Shard":
             if param.startswith("rep"):
                 reps, _, inner = param[3:].partition("/")
@@ -118,6 +140,9 @@ class Layout:
         return cls(kind)
 
     def __str__(self) -> str:
+        if self.micro is not None:
+            head = f"Shard({self.axis}" if self.kind == "Shard" else "Partial(sum"
+            return f"{head}, micro={self.micro[1]}/{self.micro[0]})"
         if self.kind == "Shard":
             extra = f", sections={list(self.sections)}" if self.sections else ""
             if self.sections and self.replicas:

@@ -24,6 +24,8 @@ __all__ = [
     "replica_factors",
     "replica_shard_shapes",
     "replica_reshape_maps",
+    "microbatch_counts",
+    "microbatch_facts",
 ]
 
 
@@ -215,7 +217,7 @@ def section_spans(facts: FactTables, world_size: int | None = None) -> FactTable
     params = {
         row["param"]
         for row in facts.rows("InputPiece")
-        if row["kind"] == "Shard" and row["param"] and not row["param"].startswith("rep")
+        if row["kind"] == "Shard" and row["param"] and not row["param"].startswith(("rep", "mb"))
     }
     out = FactTables()
     for param in sorted(params):
@@ -351,4 +353,74 @@ def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
                         out.add(
                             "ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}/{a + 1}", out_axis=b, out_param=""
                         )
+    return out
+
+
+def microbatch_counts(facts: FactTables) -> set[int]:
+    """Micro-batch counts M >= 2 that rank graphs may cut their rows into: a rank-graph Slice
+    of a graph input along axis 0 (constant bounds, one axis) whose length L divides the
+    input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
+    rank's batch inputs this way; slices of caches and intermediates are not looked at, so
+    other graphs get no micro-batch facts)."""
+    nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
+    if not nodes:
+        return set()
+    inputs = {(x["g"], x["value"]) for x in facts.rows("GraphInput") if x["g"] != "seq"}
+    ins: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for x in facts.rows("Node_Input"):
+        if (x["g"], x["node"]) in nodes:
+            ins[(x["g"], x["node"])][x["pos"]] = x["value"]
+    ints: dict[tuple, dict[int, int]] = defaultdict(dict)
+    for x in facts.rows("Const_Int"):
+        if x["g"] != "seq":
+            ints[(x["g"], x["value"])][x["pos"]] = x["v"]
+    dim0 = {(x["g"], x["value"]): x["size"] for x in facts.rows("Value_Dim") if x["g"] != "seq" and x["axis"] == 0}
+    out = set()
+    for (g, _node), args in ins.items():
+        st, en, ax = (ints.get((g, args.get(i, "")), {}) for i in (1, 2, 3))
+        if set(st) != {0} or set(en) != {0} or ax != {0: 0}:
+            continue
+        if (g, args.get(0, "")) not in inputs:
+            continue
+        size = dim0.get((g, args.get(0, "")))
+        if not size or size <= 0:
+            continue
+        start, end = st[0], min(en[0], size)
+        length = end - start
+        if length > 0 and start >= 0 and size % length == 0 and start % length == 0 and size // length >= 2:
+            out.add(size // length)
+    return out
+
+
+def microbatch_facts(facts: FactTables, world_size: int) -> FactTables:
+    """Facts of the micro-batch layouts (analyzer/layout.py, ``micro``) for the counts M of
+    :func:`microbatch_counts`: ``MicroBatchCount(M)``; ``ParamShardShape(s, axis, "mb{M}",
+    shape)``, the seq shape with the axis divided by N*M; and ``ReshapeStridedMap(n, a,
+    "mb{M}", b, "mb{M}")`` where N*M contiguous chunks of input axis a are N*M contiguous
+    chunks of output axis b (:func:`reshape_axis_map` over N*M)."""
+    out = FactTables()
+    counts = sorted(microbatch_counts(facts))
+    if not counts:
+        return out
+    shapes = _seq_shapes(facts)
+    for m in counts:
+        out.add("MicroBatchCount", m=m)
+        chunks = world_size * m
+        for value, dims in shapes.items():
+            for axis, size in enumerate(dims):
+                if size > 0 and size % chunks == 0:
+                    local = dims.copy()
+                    local[axis] = size // chunks
+                    out.add("ParamShardShape", s=value, axis=axis, param=f"mb{m}", shape=",".join(map(str, local)))
+    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
+    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
+    for node, src in first_in.items():
+        dst = first_out.get(node)
+        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
+            continue
+        if math.prod(shapes[src]) != math.prod(shapes[dst]):
+            continue
+        for m in counts:
+            for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size * m).items():
+                out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"mb{m}", out_axis=b, out_param=f"mb{m}")
     return out

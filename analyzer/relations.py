@@ -175,6 +175,10 @@ def infer_input_relations(
             notes.append(f"{name}: not an input or initializer of rank {missing[0]}")
             continue
         layout = _layout_from_shapes(shape, [s[name] for s in rank_shapes], n)
+        micro = _micro_batch_constant(seq, ranks, name, shape, [s[name] for s in rank_shapes]) if layout is None else []
+        if micro:
+            relations.extend(InputRelation(name, lay, (name,) * n) for lay in micro)
+            continue
         if layout is None:
             got = ", ".join(str(list(s[name])) for s in rank_shapes)
             notes.append(f"{name}: shape {list(shape)} on seq and {got} on ranks fit no layout")
@@ -187,6 +191,39 @@ def infer_input_relations(
 
 
 _SMALL_CONSTANT = 4096  # elements; larger initializers are weights, never compared by value
+
+
+def _micro_batch_constant(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], name: str, shape: tuple, rank_shapes: Sequence[tuple]
+) -> list[Layout]:
+    """The micro-batch relations (analyzer/layout.py, ``micro``) of a constant that every
+    micro-batch of every rank uses alike (a causal mask, a zero fill, as traced for one
+    micro-batch): one axis of the rank arrays is the seq size divided by N*M (M >= 2), and
+    every one of the N*M chunks of the seq array equals the rank arrays, checked by value (so
+    ``Shard(axis, micro=(M, k))`` holds for every k). ``[]`` when the shapes or values do not
+    say so, or the data is not stored inline."""
+    import numpy as np
+
+    n = len(ranks)
+    first = rank_shapes[0]
+    if any(s != first for s in rank_shapes) or len(first) != len(shape):
+        return []
+    diff = [i for i, (a, b) in enumerate(zip(shape, first)) if a != b]
+    if len(diff) != 1 or not all(isinstance(x, int) for x in (shape[diff[0]], first[diff[0]])):
+        return []
+    axis = diff[0]
+    size, local = shape[axis], first[axis]
+    if local <= 0 or size % (local * n) or size // (local * n) < 2:
+        return []
+    full = _inline_array(seq, {name}).get(name)
+    mine = [_inline_array(m, {name}).get(name) for m in ranks]
+    if full is None or any(x is None for x in mine):
+        return []
+    chunks = np.split(np.asarray(full), size // local, axis=axis)
+    if not all(np.array_equal(c, x) for c in chunks for x in mine):
+        return []
+    count = size // (local * n)
+    return [Layout("Shard", axis=axis, micro=(count, k)) for k in range(count)]
 
 
 def _small_constants(model: onnx.ModelProto) -> dict[str, bytes]:

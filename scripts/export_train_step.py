@@ -21,6 +21,13 @@ and SGD updates each DTensor in place, as ``torch.optim.SGD`` does (``param.add_
 alpha=-lr)``), so a Partial gradient of a replicated parameter is all-reduced first. Each
 updated parameter leaves as the rank's local tensor.
 
+Micro-batch gradient accumulation (``accum`` M, data parallelism): each rank processes its rows
+in M micro-batches of ``B / (N * M)`` rows inside the step (a forward and ``torch.autograd.grad``
+per micro-batch, gradients summed), then all-reduces the sums and updates once. Every
+micro-batch's loss is normalized by the token count of the whole global batch
+(``num_items_in_batch``, as the Hugging Face Trainer does under gradient accumulation), so the
+summed gradients are the full-batch gradients.
+
 Optimizers: SGD (``p - lr * g``; in place under tensor parallelism) and AdamW through
 ``torch.optim._functional.adamw``, the
 function ``torch.optim.AdamW.step`` calls; gradient-norm clipping through
@@ -36,6 +43,10 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   top of a globally normalized loss).
 - ``norm-counts-replicas``: the clipping norm is all-reduced although every rank already holds
   the full gradients (each parameter counted N times).
+- ``mean-of-means`` (with ``accum``): each micro-batch's loss is its own mean (HF's default, no
+  ``num_items_in_batch``), divided by the number of micro-batches, and the summed gradients are
+  averaged over ranks (DDP): a mean of micro-batch means, the Hugging Face Trainer's gradient
+  accumulation bug before transformers 4.46, wrong whenever token counts differ.
 - ``local-update`` (tensor + sequence parallel): the replicated parameters are updated on
   their local tensors (``p.to_local().add_(g.to_local(), alpha=-lr)``), so the norm weights'
   Partial gradients (each rank saw its own tokens) are never all-reduced: Megatron's
@@ -66,6 +77,8 @@ BUGS = {
     "local-token-count": "loss normalized by the rank's own token count",
     "double-scale": "summed gradients divided by the world size again",
     "norm-counts-replicas": "gradient norm all-reduced although the gradients are replicated",
+    "mean-of-means": "each micro-batch's loss is its own token mean, divided by the number of micro-batches, "
+    "and the gradients averaged over ranks: a mean of micro-batch means",
     "local-update": "SGD applied to the DTensors' local tensors (p.to_local().add_(g.to_local(), alpha=-lr)): the "
     "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
 }
@@ -76,6 +89,8 @@ PRESETS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": {"optimizer": "sgd", "bug": "missing-grad-allreduce"},
     "llama_dp2_sgd_bug_local_token_count": {"optimizer": "sgd", "bug": "local-token-count"},
     "llama_dp2_sgd_bug_double_scale": {"optimizer": "sgd", "bug": "double-scale"},
+    "llama_dp2_sgd_accum2": {"optimizer": "sgd", "accum": 2},
+    "llama_dp2_sgd_accum2_bug_mean_of_means": {"optimizer": "sgd", "accum": 2, "bug": "mean-of-means"},
     "llama_tp2_sgd": {"optimizer": "sgd", "parallel": "tensor"},
     "llama_tp2_sp_sgd": {"optimizer": "sgd", "parallel": "tensor", "form": "sp"},
     "llama_tp2_adamw_clip": {"optimizer": "adamw", "clip": True, "parallel": "tensor"},
@@ -120,7 +135,30 @@ def step_fn(model, args, world_size: int):
     def all_reduce(x):
         return funcol.all_reduce(x, "sum", torch.distributed.group.WORLD) if dist else x
 
+    micro = args.accum if dist else 1
+
     def step(input_ids, labels, num_items, *state):
+        if args.accum > 1:  # on one device (the sequential step) one micro-batch: the whole batch
+            # gradient accumulation: one forward and backward per micro-batch of the rank's rows
+            b = input_ids.shape[0] // micro
+            loss, grads = None, None
+            for k in range(micro):
+                ids_k, labels_k = input_ids[k * b : (k + 1) * b], labels[k * b : (k + 1) * b]
+                if args.bug == "mean-of-means":  # BUG: the micro-batch's own token mean, averaged
+                    out = model(input_ids=ids_k, labels=labels_k, use_cache=False)
+                    part = out.loss / micro if micro > 1 else out.loss
+                else:
+                    out = model(input_ids=ids_k, labels=labels_k, num_items_in_batch=num_items, use_cache=False)
+                    part = out.loss
+                g_k = torch.autograd.grad(part, params)
+                grads = list(g_k) if grads is None else [a + g for a, g in zip(grads, g_k)]
+                loss = part.detach() if loss is None else loss + part.detach()
+            grads = [all_reduce(g) for g in grads]
+            loss = all_reduce(loss)
+            if args.bug == "mean-of-means" and world_size > 1:  # DDP averages the gradients over ranks
+                grads = [g / world_size for g in grads]
+                loss = loss / world_size
+            return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
         if args.bug == "local-token-count":
             out = model(input_ids=input_ids, labels=labels, use_cache=False)
         else:
@@ -346,7 +384,8 @@ def produce(args):
     hf.write_yaml(out / "case.yaml", {
         "model": {"hf_class": meta["model"], "config": hf.config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
-        "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR},
+        "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR,
+                          **({"micro_batches": args.accum} if args.accum > 1 else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug].format(m=BUG_PARAM) if args.bug else None,
@@ -365,6 +404,7 @@ def main(argv=None):
     args = hf.parse([])
     args.world_size = args_in.world_size
     args.optimizer, args.clip, args.bug, args.parallel, args.form = "sgd", False, None, "data", "tp"
+    args.accum = 1
     for k, v in PRESETS[args_in.case].items():
         setattr(args, k, v)
     args.out = str(REPO / "examples" / args_in.case)

@@ -14,13 +14,24 @@ import pytest
 import yaml
 
 from analyzer import check
+from analyzer.layout import Layout
+from analyzer.witness import confirm_relations
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-CORRECT = ["llama_dp2_sgd", "llama_dp2_adamw_clip", "llama_tp2_sgd", "llama_tp2_sp_sgd", "llama_tp2_adamw_clip"]
+CORRECT = [
+    "llama_dp2_sgd",
+    "llama_dp2_adamw_clip",
+    "llama_dp2_sgd_accum2",
+    "llama_tp2_sgd",
+    "llama_tp2_sp_sgd",
+    "llama_tp2_adamw_clip",
+]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
     "llama_dp2_sgd_bug_local_token_count": ("local-normalizer", "loss"),
     "llama_dp2_sgd_bug_double_scale": ("extra-scaling", "updated.model.embed_tokens.weight"),
+    # gradient accumulation: each micro-batch its own token mean, the means averaged
+    "llama_dp2_sgd_accum2_bug_mean_of_means": ("micro-batch-mean", "loss"),
     # AdamW's step is invariant to the gradients' scale: the wrong clipping shows in its state
     "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.state.exp_avg.lm_head.weight"),
     # sequence parallelism: the norm weights' gradients are Partial (each rank saw its tokens)
@@ -94,3 +105,29 @@ def test_small_effect_training_step_bug_is_flagged_and_above_round_off(case):
     _, correct = _check(correct_case)
     assert correct.verdict == "verified"
     assert result.numeric[broken_output] > 20 * max(correct.numeric[broken_output], 1e-7)
+
+
+def test_accumulated_step_relations_hold_on_numbers():
+    """Gradient accumulation (2 micro-batches per rank): the rank's slices are micro-batch shards
+    of the batch, each micro-batch's weight gradients are its terms of the sum, the accumulated
+    gradients are Partial(sum) before the all-reduce, and every derived relation (micro-batch
+    Partials checked together, analyzer/witness.py) holds on numbers."""
+    spec, result = _check("llama_dp2_sgd_accum2")
+    assert spec["training_step"]["micro_batches"] == 2
+    derived, decls = result.derivation.derived, result.derivation.decls
+    cols = list(decls["Piece"].column_names)
+    layouts = {}
+    for row in derived["Piece"]:
+        p = dict(zip(cols, row))
+        layouts.setdefault(p["s"], set()).add((p["r"], str(Layout.from_row(p["kind"], p["axis"], p["param"]))))
+    for r in range(2):
+        assert {(r, "Shard(0, micro=0/2)"), (r, "Shard(0, micro=1/2)")} <= layouts["input_ids"]
+    # some weight gradient: micro-batch terms, their sum, the all-reduced sum
+    grads = [s for s, ls in layouts.items() if {(0, "Partial(sum, micro=0/2)"), (0, "Partial(sum, micro=1/2)"),
+                                                 (0, "Partial(sum)"), (0, "Replicate")} <= ls]
+    assert grads
+    # the random count (about -0.16) makes the backward's values reach about 1e3, where a float32
+    # ulp is 6e-5: the default tolerance 1e-4 is 2 ulps, summation order alone moves a few
+    checked, refuted = confirm_relations(result.inputs, derived, decls, tol=1e-3)
+    assert checked > 1000, checked
+    assert refuted == [], refuted[:5]

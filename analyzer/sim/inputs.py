@@ -4,7 +4,11 @@ Graph inputs that are not initializers get random values: floats ~ N(0, 1) in th
 dtype, bools uniform, integers uniform in a valid range — ``[0, data.shape[axis])`` when the
 input feeds the indices of a ``Gather`` / ``GatherElements`` in the sequential graph
 (possibly through Cast / Reshape / Unsqueeze / ...), else ``int_ranges[name]`` or ``[0, 8)``.
-An explicit ``int_ranges`` entry wins over the Gather bound.
+An explicit ``int_ranges`` entry wins over the Gather bound. An integer input compared with an
+integer constant by ``Equal`` (possibly through Pad / Slice / Reshape / ...: a loss's
+``ignore_index``, -100 for labels) holds that constant in about a quarter of its elements, so
+that the paths it selects run and counts of the other elements differ between rows; not an
+input that indexes a Gather directly (token ids compared with a padding index stay valid ids).
 
 Symbolic dimensions (``dim_param``) take the value given in ``dims``, else
 :data:`DEFAULT_DIM`; a ``dim_param`` that is an arithmetic expression of other symbols
@@ -17,6 +21,7 @@ Rank inputs come from the sequential ones through the input relations
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Mapping, Sequence
 
@@ -301,7 +306,70 @@ def random_inputs(
             raise SimulationError(
                 f"seq: input {vi.name!r} has unsupported dtype {dtype}"
             )
+    # drawn after every input, so that the other inputs' values do not change; an input that
+    # indexes a Gather directly (token ids) keeps its valid range
+    for name, values in _sentinels(model).items():
+        if name in feeds and name not in ranges and name not in bounds:
+            arr = feeds[name]
+            pick = rng.random(arr.shape) < 0.25
+            feeds[name] = np.where(pick, np.asarray(values[0], dtype=arr.dtype), arr)
     return feeds
+
+
+def _int_constants(model: onnx.ModelProto) -> dict[str, int]:
+    """Single-element integer initializers and ``Constant`` outputs, by value name."""
+    from onnx import numpy_helper
+
+    out: dict[str, int] = {}
+    tensors = [(t.name, t) for t in model.graph.initializer]
+    tensors += [
+        (node.output[0], a.t)
+        for node in model.graph.node
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        for a in node.attribute
+        if a.name == "value"
+    ]
+    for name, tensor in tensors:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or math.prod(tensor.dims) != 1:
+            continue
+        try:
+            arr = numpy_helper.to_array(tensor)
+        except (ValueError, TypeError):
+            continue
+        if np.issubdtype(arr.dtype, np.integer):
+            out[name] = int(arr.reshape(-1)[0])
+    return out
+
+
+def _sentinels(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Fed integer input -> the integer constants it is compared with by ``Equal``, following
+    ops that keep its values (:data:`_VALUE_PRESERVING`, ``Pad``, ``Slice``) through input 0."""
+    consts = _int_constants(model)
+    if not consts:
+        return {}
+    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx"):
+            for i, name in enumerate(node.input):
+                consumers.setdefault(name, []).append((node, i))
+    out: dict[str, list[int]] = {}
+    for vi in feed_inputs(model):
+        if not np.issubdtype(np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)), np.integer):
+            continue
+        todo, seen, found = [vi.name], set(), []
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for node, idx in consumers.get(name, []):
+                if idx == 0 and (node.op_type in _VALUE_PRESERVING or node.op_type in ("Pad", "Slice")):
+                    todo.extend(node.output[:1])
+                elif node.op_type == "Equal" and len(node.input) == 2 and node.input[1 - idx] in consts:
+                    found.append(consts[node.input[1 - idx]])
+        if found:
+            out[vi.name] = sorted(set(found))
+    return out
 
 
 def _static_mismatch(shape: Sequence[int], vi: onnx.ValueInfoProto) -> bool:

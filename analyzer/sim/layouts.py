@@ -24,6 +24,7 @@ __all__ = [
     "distribute",
     "max_abs_diff",
     "rebuild",
+    "rebuild_micro",
     "relation_error",
     "relative_error",
     "replicate_spread",
@@ -86,6 +87,15 @@ def distribute(
     value = np.asarray(value)
     if layout.kind == "Replicate":
         return [value] * n
+    if layout.micro is not None:
+        if layout.kind != "Shard":
+            raise ValueError("one micro-batch's terms of a Partial(sum) do not determine the pieces")
+        count, k = layout.micro
+        axis = int(layout.axis)  # type: ignore[arg-type]
+        if _axis_size(value, axis) % (n * count):
+            raise ValueError(f"axis {axis} of size {value.shape[axis]} does not split into {n * count} chunks")
+        chunks = np.split(value, n * count, axis=axis)
+        return [chunks[r * count + k] for r in range(n)]
     if layout.kind == "Shard" and isinstance(layout.replicas, int):
         return _replica_pieces(layout, value, n)
     if layout.kind == "Shard":
@@ -199,6 +209,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         raise ValueError("rebuild needs at least one piece")
     arrays = [np.asarray(p) for p in pieces]
     n = len(arrays)
+    if layout.micro is not None:
+        raise ValueError("a micro-batch relation holds one of M pieces per rank: use rebuild_micro")
     if layout.kind == "Replicate":
         return arrays[0]
     if layout.kind == "Shard" and isinstance(layout.replicas, int):
@@ -233,6 +245,33 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         raise ValueError(f"Partial pieces have different shapes {sorted(shapes)}")
     op = np.add if layout.reduce == "sum" else np.maximum
     return np.asarray(functools.reduce(op, arrays))
+
+
+def rebuild_micro(kind: str, axis: int | None, pieces: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
+    """Rebuild the sequential value from the micro-batch pieces of every rank.
+
+    Args:
+        kind: ``"Shard"`` or ``"Partial"`` (sum).
+        axis: the shard axis (``Shard``).
+        pieces: ``pieces[r][k]``: rank r's piece of micro-batch k (the ``micro=(M, k)``
+            relations k = 0..M-1, analyzer/layout.py).
+
+    Returns:
+        Shard: the ``N*M`` pieces concatenated along ``axis`` in the order ``r*M + k``.
+        Partial: their elementwise sum.
+
+    Raises:
+        ValueError: no pieces, ranks with different numbers of micro-batches, or shapes that
+            do not fit.
+    """
+    flat = [np.asarray(p) for per_rank in pieces for p in per_rank]
+    if not flat or len({len(per_rank) for per_rank in pieces}) != 1:
+        raise ValueError("every rank needs the same number (>= 1) of micro-batch pieces")
+    if kind == "Shard":
+        return np.concatenate(flat, axis=int(axis))  # type: ignore[arg-type]
+    if len({a.shape for a in flat}) != 1:
+        raise ValueError(f"Partial pieces have different shapes {sorted({a.shape for a in flat})}")
+    return np.asarray(functools.reduce(np.add, flat))
 
 
 def max_abs_diff(a: Any, b: Any) -> float:
@@ -291,8 +330,10 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
 
     Returns:
         Replicate: ``max_r max|d_r - s|`` (every rank must hold ``s``). Shard with
-        ``replicas``: ``max_r max|d_r - distribute(s)[r]|`` (every rank must hold its group's
-        chunk). Otherwise ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
+        ``replicas`` or ``micro``: ``max_r max|d_r - distribute(s)[r]|`` (every rank must hold
+        its group's, or its micro-batch's, chunk). ``Partial`` with ``micro``: ``inf`` (one
+        micro-batch's terms do not determine the sum: :func:`rebuild_micro`). Otherwise
+        ``max|rebuild(layout, pieces) - s|``. ``inf`` when shapes do not fit or the layout
         cannot apply; never raises.
     """
     if not pieces:
@@ -301,7 +342,7 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
         return max(max_abs_diff(p, seq_value) for p in pieces)
     try:
         arrays = [np.asarray(p) for p in pieces]
-        if layout.replicas:
+        if layout.replicas or (layout.micro is not None and layout.kind == "Shard"):
             # replicated groups: every rank must hold its group's chunk, so each piece is
             # compared with the piece the layout gives that rank
             expected = distribute(layout, np.asarray(seq_value), len(arrays))
