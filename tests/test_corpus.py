@@ -63,6 +63,7 @@ FIX_HINT = {
     "fused_one_piece": "fused-one-piece",
     "norm_partial": "missing-allreduce",
     "rotary_offset": "rotary-offset",
+    "missing_combine_alltoall": "moe-combine-alltoall",
 }
 
 
