@@ -61,10 +61,16 @@ BUG_TEXT = {
     "expert_output = _AllToAll.apply(self.ep_group, expert_output) is removed, so every rank combines "
     "its own experts' outputs for the other ranks' tokens instead of the outputs for its own tokens",
 }
-DEFAULT_BUG_MODULE = {"missing_combine_alltoall": "moe.deepspeed_moe"}
+BUG_TEXT["expert_checkpoint_round_robin"] = (
+    "the expert-parallel checkpoint load of {m} maps local expert l of rank r to global expert "
+    "l * ep_size + r (round-robin) instead of r * num_local_experts + l (DeepSpeed's global_expert_id), while "
+    "the all-to-all sends the slots of experts [r*L, (r+1)*L) to rank r: tokens run through the wrong experts")
+DEFAULT_BUG_MODULE = {"missing_combine_alltoall": "moe.deepspeed_moe",
+                      "expert_checkpoint_round_robin": "moe.deepspeed_moe"}
 PRESETS = {
     "deepspeed_moe_ep2": dict(world_size=2),
     "deepspeed_moe_ep2_bug_missing_combine_alltoall": dict(world_size=2, bug="missing_combine_alltoall"),
+    "deepspeed_moe_ep2_bug_expert_checkpoint_round_robin": dict(world_size=2, bug="expert_checkpoint_round_robin"),
 }
 
 
@@ -116,10 +122,12 @@ def global_state(args):
 
 
 EXPERT_KEY = ".deepspeed_moe.experts.deepspeed_experts."
+N_RANKS = {"n": 1}
 
 
-def local_state(sd, rank, num_local):
-    """Rank ``rank``'s state dict: its block of experts under their local ids."""
+def local_state(sd, rank, num_local, bug=None):
+    """Rank ``rank``'s state dict: its block of experts under their local ids (``bug``
+    ``expert_checkpoint_round_robin``: global expert l * ep_size + rank as local l)."""
     out = {}
     for k, v in sd.items():
         if EXPERT_KEY not in k:
@@ -128,6 +136,8 @@ def local_state(sd, rank, num_local):
         pre, rest = k.split(EXPERT_KEY)
         gid, tail = rest.split(".", 1)
         lid = int(gid) - rank * num_local
+        if bug == "expert_checkpoint_round_robin":
+            lid = int(gid) // N_RANKS["n"] if int(gid) % N_RANKS["n"] == rank else -1  # BUG (one line)
         if 0 <= lid < num_local:
             out[f"{pre}{EXPERT_KEY}{lid}.{tail}"] = v
     return out
@@ -311,7 +321,8 @@ def produce(args, command):
         dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
         try:
             model = build_model(args, n)
-            model.load_state_dict(local_state(sd, r, L), strict=True)
+            N_RANKS["n"] = n
+            model.load_state_dict(local_state(sd, r, L, args.bug), strict=True)
             model.moe.deepspeed_moe._set_ep_group(dist.group.WORLD)
             with functional_all_to_all(args.bug):
                 gm = trace(model, xs[r])

@@ -64,6 +64,7 @@ FIX_HINT = {
     "norm_partial": "missing-allreduce",
     "rotary_offset": "rotary-offset",
     "missing_combine_alltoall": "moe-combine-alltoall",
+    "expert_checkpoint_round_robin": "moe-expert-placement",
 }
 
 
