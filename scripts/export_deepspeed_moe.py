@@ -414,6 +414,8 @@ def main(argv=None):
         a = hf.preset_args(parse, PRESETS, name, args) if name else args
         if a.bug and not a.bug_module:
             a.bug_module = DEFAULT_BUG_MODULE[a.bug]
+        if args.out and not args.all:
+            a.out = args.out
         if a.out is None:
             a.out = str(REPO / "examples" / name)
         print(f"== {Path(a.out).name}: world_size={a.world_size} bug={a.bug}", flush=True)
