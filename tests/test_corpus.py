@@ -64,6 +64,8 @@ FIX_HINT = {
     "norm_partial": "missing-allreduce",
     "rotary_offset": "rotary-offset",
     "mean_of_means": "micro-batch-mean",
+    "missing_combine_alltoall": "moe-combine-alltoall",
+    "expert_checkpoint_round_robin": "moe-expert-placement",
 }
 
 

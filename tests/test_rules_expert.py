@@ -4,8 +4,9 @@ on numbers.
 
 The AllToAll graphs are DTensor's Shard(a) -> Shard(b) redistributions written out
 (torch/distributed/tensor/_collective_utils.py, shard_dim_alltoall: chunk + cat around an
-all_to_all on dim 0) and the expert-parallel dispatch Shard(a) -> Shard(0); no real model
-export with an AllToAll exists yet (HF's AllToAllEP has data-dependent split sizes).
+all_to_all on dim 0) and the expert-parallel dispatch Shard(a) -> Shard(0) (HF's AllToAllEP has
+data-dependent split sizes; the real all-to-all export, DeepSpeed-MoE's capacity buffers, is
+tests/test_rules_expert_alltoall.py).
 """
 
 from __future__ import annotations
