@@ -130,6 +130,7 @@ def test_moe_producer_expert_parallel_one_layer(tmp_path: Path):
     assert "expert-range" in first.hint_ids
 
 
+@needs_export_stack
 def test_producer_context_parallel_positions_tiny(tmp_path: Path):
     """scripts/export_cp.py: ranks hold chunks of the sequence; with the rank's positions the
     concatenated rank logits are the sequential ones, without them (HF's default arange(S/N) on
