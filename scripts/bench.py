@@ -301,8 +301,11 @@ def _corpus(out_path: Path) -> None:
             kwargs["pipeline"] = len(ranks)
         else:
             seq, ranks = folder / cfg["files"]["seq"], [folder / r for r in cfg["files"]["ranks"]]
-            if "spec" in cfg["files"]:  # a mesh case: its spec gives the mesh (docs/mesh.md)
-                kwargs["relations"] = folder / cfg["files"]["spec"]
+            # a mesh case's spec gives the mesh (docs/mesh.md, `files: {spec}`); a case-level `spec`
+            # gives relations the shapes do not say (HF's packed_colwise gate/up)
+            spec = cfg["files"].get("spec", cfg.get("spec"))
+            if spec:
+                kwargs["relations"] = folder / spec
         t0 = time.perf_counter()
         verdict = check(seq, ranks, **kwargs).verdict
         took = time.perf_counter() - t0
@@ -319,6 +322,7 @@ def _corpus(out_path: Path) -> None:
         f"- cases: {len(times)} ({sum(t[3] == 'verified' for t in times)} correct, "
         f"{sum(t[3] == 'discrepancy' for t in times)} bugs); verdicts different from the expected one: {len(wrong)}",
         f"- total time: {sum(t[0] for t in times):.1f} s",
+        *([f"- verdict differs: {', '.join(name for _, name, _, _ in wrong)}"] if wrong else []),
         "- slowest: " + ", ".join(f"{name} {took:.1f} s" for took, name, _, _ in slow),
     ]
     write_section(out_path, CORPUS, "\n".join(lines) + "\n")
