@@ -374,12 +374,7 @@ def produce(args, command):
         "produced_by": command,
     }
     hf.write_yaml(out / "case.yaml", data)
-    if seq_err > args.tol:
-        raise SystemExit(f"seq ONNX does not match PyTorch: {seq_err}")
-    if args.bug is None and max_err > args.tol:
-        raise SystemExit(f"correct case {out.name}: ranks do not rebuild seq output ({max_err})")
-    if args.bug is not None and max_err <= 1e3 * args.tol:
-        raise SystemExit(f"bug case {out.name}: error {max_err} is not clearly visible")
+    hf.check_case_errors(args, out, seq_err, max_err, output="output")
 
 
 def parse(argv):

@@ -425,12 +425,7 @@ def produce(args, command):
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"  wrote {out} ({size / 1024:.0f} KiB)")
     if args.verify:
-        if seq_err > args.tol:
-            raise SystemExit(f"seq ONNX does not match PyTorch: {seq_err}")
-        if args.bug is None and max_err > args.tol:
-            raise SystemExit(f"correct case {out.name}: ranks do not rebuild seq logits ({max_err})")
-        if args.bug is not None and max_err <= 1e3 * args.tol:
-            raise SystemExit(f"bug case {out.name}: error {max_err} is not clearly visible")
+        hf.check_case_errors(args, out, seq_err, max_err)
     return data
 
 
