@@ -935,12 +935,18 @@ def parse(argv):
                    help="a 2-D mesh dp=D,tp=T (mesh_export.py): batch split over dp, TP plan on mesh['tp']")
     p.add_argument("--bug", choices=sorted(BUGS), default=None)
     p.add_argument("--bug-module", default=None, help="module path of the bug (default depends on --bug)")
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--intermediate", type=int, default=128)
+    add_model_args(p)
+    return p.parse_args(argv)
+
+
+def add_model_args(p, *, hidden: int = 64, intermediate: int = 128, vocab: int = 128) -> None:
+    """The tiny model's size, seed, output and verification options, shared by the producers."""
+    p.add_argument("--hidden", type=int, default=hidden)
+    p.add_argument("--intermediate", type=int, default=intermediate)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2)
-    p.add_argument("--vocab", type=int, default=128)
+    p.add_argument("--vocab", type=int, default=vocab)
     p.add_argument("--init-range", type=float, default=0.1, help="std of the random weights")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output folder (default examples/<case>)")
@@ -948,7 +954,6 @@ def parse(argv):
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--stack-frames", type=int, default=3,
                    help="innermost stack frames kept in pkg.torch.onnx.stack_trace (0 = all)")
-    return p.parse_args(argv)
 
 
 def check_case_errors(args, out, seq_err, max_err, *, output="logits", bug_visible=True) -> None:

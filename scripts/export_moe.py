@@ -441,21 +441,9 @@ def parse(argv):
                    "tp_ep: both as DistributedConfig(tp_size=N, ep_size=N) resolves them")
     p.add_argument("--bug", choices=BUGS, default=None)
     p.add_argument("--bug-module", default=None, help="module of the bug (default depends on --bug)")
-    p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--intermediate", type=int, default=64)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--kv-heads", type=int, default=2)
-    p.add_argument("--vocab", type=int, default=64)
     p.add_argument("--experts", type=int, default=4)
     p.add_argument("--top-k", type=int, default=2)
-    p.add_argument("--init-range", type=float, default=0.1, help="std of the random weights")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="output folder (default examples/<case>)")
-    p.add_argument("--no-verify", dest="verify", action="store_false")
-    p.add_argument("--tol", type=float, default=1e-4)
-    p.add_argument("--stack-frames", type=int, default=3,
-                   help="innermost stack frames kept in pkg.torch.onnx.stack_trace (0 = all)")
+    hf.add_model_args(p, hidden=32, intermediate=64, vocab=64)
     return p.parse_args(argv)
 
 
