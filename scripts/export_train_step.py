@@ -58,6 +58,7 @@ Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes exam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 from pathlib import Path
@@ -66,6 +67,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_hf_tp as hf  # noqa: E402
+import export_moe as moe  # noqa: E402  (the MoE model and Hugging Face's expert-parallel plan)
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH = 4
@@ -83,6 +85,9 @@ BUGS = {
     "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
 }
 BUG_PARAM = "model.layers.1.mlp.down_proj.weight"
+#: bugs inside the expert-parallel layer (an EPImplementation of layer 1), not in the step
+EP_BUGS = {"router-grad-not-reduced"}
+EP_BUG_MODULE = "model.layers.1.mlp.experts"
 PRESETS = {
     "llama_dp2_sgd": {"optimizer": "sgd"},
     "llama_dp2_adamw_clip": {"optimizer": "adamw", "clip": True},
@@ -105,6 +110,7 @@ PRESETS = {
         "clip": True,
         "bug": "norm-counts-replicas",
     },
+    "mixtral_ep2_sgd": {"optimizer": "sgd", "parallel": "expert", "model": "mixtral"},
 }
 
 
@@ -197,8 +203,8 @@ def step_fn(model, args, world_size: int):
                 else:
                     new.append(_local(p.detach().clone().add_(g, alpha=-LR)))
             return [loss] + new
-        if args.optimizer == "sgd":
-            return [loss] + [p.detach() - LR * g for p, g in zip(params, grads)]
+        if args.optimizer == "sgd":  # expert parallel: the experts' DTensors leave as local tensors
+            return [loss] + [_local(p.detach() - LR * g) for p, g in zip(params, grads)]
         n = len(params)
         exp_avg = [_like(p, s).clone() for p, s in zip(params, state[:n])]
         exp_avg_sq = [_like(p, s).clone() for p, s in zip(params, state[n : 2 * n])]
@@ -244,6 +250,53 @@ def _replicated(t) -> bool:
     from torch.distributed.tensor import Replicate
 
     return hasattr(t, "placements") and all(isinstance(p, Replicate) for p in t.placements)
+
+
+def _family(args):
+    """The producer module that builds the model: export_moe for MoE models, else export_hf_tp."""
+    return moe if args.model in moe.FAMILIES else hf
+
+
+def expert_parallelize(model, cfg, args, world: int) -> dict:
+    """Apply Hugging Face's expert parallelism to ``model`` as scripts/export_moe.py does for
+    ``mixtral_ep2`` (``base_model_ep_plan`` by ``apply_expert_parallelism``, ``AllReduceEP``),
+    with the step's bug (if any) as its own ``EPImplementation`` in layer 1. Returns the plan
+    ({fqn: style}) for case.yaml."""
+    from torch.distributed.device_mesh import DeviceMesh
+    from transformers.distributed.expert_parallel import EPImplementationInterface, apply_expert_parallelism
+
+    mesh = DeviceMesh("cpu", list(range(world)))
+    plans, impls, desc = moe.ep_plan(cfg, argparse.Namespace(bug=None))
+    if args.bug in EP_BUGS:
+        EPImplementationInterface.register(f"shardlog_step_bug_{args.bug}", _buggy_ep(args.bug))
+        layer = int(EP_BUG_MODULE.split(".")[2])
+        impls[layer] = f"shardlog_step_bug_{args.bug}"
+        desc[EP_BUG_MODULE] = f"ep_dispatch_experts (ep_implementation={impls[layer]!r})  # BUG"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, plan in plans.items():
+            apply_expert_parallelism(model, mesh, mesh, plan, ep_implementation=impls[i])
+    return desc
+
+
+def _buggy_ep(bug):
+    """Hugging Face's ``AllReduceEP`` (transformers 5.x, ``expert_parallel.py``) with one line changed."""
+    import torch
+    from transformers.distributed.expert_parallel import AllReduceEP
+    from transformers.distributed.parallel_utils import _AllReduceBackward, _AllReduceForward
+
+    class BuggyAllReduceEP(AllReduceEP):
+        def __call__(self, hidden_states, top_k_index, top_k_weights):
+            ep_group = self.ep_mesh.get_group()
+            hidden_states = _AllReduceBackward.apply(hidden_states, ep_group)
+            if bug != "router-grad-not-reduced":  # BUG (one line): this line is dropped
+                top_k_weights = _AllReduceBackward.apply(top_k_weights, ep_group)
+            off_rank = (top_k_index // self.num_local_experts) != self.ep_mesh.get_local_rank()
+            local_index = torch.where(off_rank, self.num_local_experts, top_k_index % self.num_local_experts)
+            expert_output = self.experts_forward(hidden_states, local_index, top_k_weights.masked_fill(off_rank, 0.0))
+            return _AllReduceForward.apply(expert_output, ep_group)
+
+    return BuggyAllReduceEP
 
 
 def trace_step(model, args, world_size, inputs):
@@ -316,10 +369,10 @@ def produce(args):
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("rank*.onnx"):
         old.unlink()
-    cfg, sd, _, _ = hf.build_base_state(args)
+    cfg, sd, _, _ = _family(args).build_base_state(args)
     ids, labels = batch(args, cfg)
     num_items = torch.tensor(float((labels[:, 1:] != -100).sum()))
-    model = hf.fresh_model(args, cfg, sd)
+    model = _family(args).fresh_model(args, cfg, sd)
     state_names = []
     state = []
     if args.optimizer == "adamw":
@@ -331,12 +384,14 @@ def produce(args):
     input_names = ["input_ids", "labels", "num_items_in_batch", *state_names]
     param_names = [name for name, _ in model.named_parameters()]
     output_names = ["loss", *[f"updated.{p}" for p in param_names], *[f"updated.{s}" for s in state_names]]
-    meta = {"model": hf.FAMILIES[args.model][1], "case": out.name}
+    meta = {"model": _family(args).FAMILIES[args.model][1], "case": out.name}
+
+    ep_desc = {}
 
     def one(rank, world):
         data = world > 1 and args.parallel == "data"
         rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world) if data else slice(None)
-        model = hf.fresh_model(args, cfg, sd)
+        model = _family(args).fresh_model(args, cfg, sd)
         local_state = state
         if world > 1 and args.parallel == "tensor":
             hf.reset_dtensor_caches()
@@ -351,10 +406,16 @@ def produce(args):
                 parallelize_module(model, mesh, plan, src_data_rank=None)
             params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq
             local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
+        expert = world > 1 and args.parallel == "expert"
+        if expert:
+            ep_desc.update(expert_parallelize(model, cfg, args, world))
         inputs = [ids[rows], labels[rows], num_items, *local_state]
-        gm, _ = trace_step(model, args, world, inputs)
+        # HF's combine and its backward call the in-place dist.all_reduce: traced as the functional one
+        with moe.functional_all_reduce() if expert else contextlib.nullcontext():
+            gm, _ = trace_step(model, args, world, inputs)
         names = _constant_names(gm, model)
-        doc = f"training step, {'sequential' if world == 1 else f'data-parallel rank {rank}/{world}'}"
+        kind = "expert-parallel" if expert else "data-parallel"
+        doc = f"training step, {'sequential' if world == 1 else f'{kind} rank {rank}/{world}'}"
         return export_step(gm, inputs, input_names, output_names, names, rank=rank, world_size=world,
                            meta={**meta, "doc": doc}), inputs
 
@@ -377,19 +438,22 @@ def produce(args):
     feeds = {k: v.numpy() for k, v in zip(input_names, seq_inputs)}
     seq_loss = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     with torch.no_grad():
-        eager = hf.fresh_model(args, cfg, sd)(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
+        eager_model = _family(args).fresh_model(args, cfg, sd)
+        eager = eager_model(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
     err = float(np.max(np.abs(np.asarray(seq_loss) - eager.numpy())))
     print(f"  sequential step's loss (onnxruntime) vs eager torch: {err:.3g}")
     parallel = args.parallel if args.form == "tp" else f"{args.parallel}+{args.form}"
     hf.write_yaml(out / "case.yaml", {
-        "model": {"hf_class": meta["model"], "config": hf.config_summary(cfg, args),
+        "model": {"hf_class": meta["model"], "config": _family(args).config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
         "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR,
                           **({"micro_batches": args.accum} if args.accum > 1 else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug].format(m=BUG_PARAM) if args.bug else None,
-        "bug_module": BUG_PARAM.rsplit(".", 1)[0] if args.bug == "missing-grad-allreduce" else None,
+        "bug_module": BUG_PARAM.rsplit(".", 1)[0] if args.bug == "missing-grad-allreduce"
+        else EP_BUG_MODULE if args.bug in EP_BUGS else None,
+        **({"ep_plan": ep_desc} if ep_desc else {}),
         "seq_loss_vs_torch_max_abs_error": err,
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
         "produced_by": f"python scripts/export_train_step.py --case {out.name}",
@@ -401,11 +465,12 @@ def main(argv=None):
     p.add_argument("--case", choices=sorted(PRESETS), required=True)
     p.add_argument("--world-size", type=int, default=2)
     args_in = p.parse_args(argv)
-    args = hf.parse([])
+    preset = PRESETS[args_in.case]
+    args = (moe.parse if preset.get("model") in moe.FAMILIES else hf.parse)([])
     args.world_size = args_in.world_size
     args.optimizer, args.clip, args.bug, args.parallel, args.form = "sgd", False, None, "data", "tp"
     args.accum = 1
-    for k, v in PRESETS[args_in.case].items():
+    for k, v in preset.items():
         setattr(args, k, v)
     args.out = str(REPO / "examples" / args_in.case)
     produce(args)
