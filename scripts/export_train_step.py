@@ -81,6 +81,10 @@ BUGS = {
     "norm-counts-replicas": "gradient norm all-reduced although the gradients are replicated",
     "mean-of-means": "each micro-batch's loss is its own token mean, divided by the number of micro-batches, "
     "and the gradients averaged over ranks: a mean of micro-batch means",
+    "router-grad-not-reduced": "{m} (AllReduceEP.__call__) drops top_k_weights = "
+    "_AllReduceBackward.apply(top_k_weights, ep_group): each rank's gradient of the routing weights covers only "
+    "the routes to its own experts (Partial), "
+    "and the router's gradient and update use it as complete",
     "local-update": "SGD applied to the DTensors' local tensors (p.to_local().add_(g.to_local(), alpha=-lr)): the "
     "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
 }
@@ -111,6 +115,9 @@ PRESETS = {
         "bug": "norm-counts-replicas",
     },
     "mixtral_ep2_sgd": {"optimizer": "sgd", "parallel": "expert", "model": "mixtral"},
+    "mixtral_ep2_sgd_bug_router_grad_not_reduced": {
+        "optimizer": "sgd", "parallel": "expert", "model": "mixtral", "bug": "router-grad-not-reduced",
+    },
 }
 
 
@@ -450,7 +457,7 @@ def produce(args):
                           **({"micro_batches": args.accum} if args.accum > 1 else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
-        "bug": BUGS[args.bug].format(m=BUG_PARAM) if args.bug else None,
+        "bug": BUGS[args.bug].format(m=EP_BUG_MODULE if args.bug in EP_BUGS else BUG_PARAM) if args.bug else None,
         "bug_module": BUG_PARAM.rsplit(".", 1)[0] if args.bug == "missing-grad-allreduce"
         else EP_BUG_MODULE if args.bug in EP_BUGS else None,
         **({"ep_plan": ep_desc} if ep_desc else {}),
