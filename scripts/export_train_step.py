@@ -115,6 +115,7 @@ PRESETS = {
         "bug": "norm-counts-replicas",
     },
     "mixtral_ep2_sgd": {"optimizer": "sgd", "parallel": "expert", "model": "mixtral"},
+    "mixtral_ep2_adamw": {"optimizer": "adamw", "parallel": "expert", "model": "mixtral"},
     "mixtral_ep2_sgd_bug_router_grad_not_reduced": {
         "optimizer": "sgd", "parallel": "expert", "model": "mixtral", "bug": "router-grad-not-reduced",
     },
@@ -416,6 +417,8 @@ def produce(args):
         expert = world > 1 and args.parallel == "expert"
         if expert:
             ep_desc.update(expert_parallelize(model, cfg, args, world))
+            params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq: the experts' Shard(0)
+            local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
         inputs = [ids[rows], labels[rows], num_items, *local_state]
         # HF's combine and its backward call the in-place dist.all_reduce: traced as the functional one
         with moe.functional_all_reduce() if expert else contextlib.nullcontext():
@@ -471,6 +474,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", choices=sorted(PRESETS), required=True)
     p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--out", default=None, help="output folder (default examples/<case>)")
     args_in = p.parse_args(argv)
     preset = PRESETS[args_in.case]
     args = (moe.parse if preset.get("model") in moe.FAMILIES else hf.parse)([])
@@ -479,7 +483,7 @@ def main(argv=None):
     args.accum = 1
     for k, v in preset.items():
         setattr(args, k, v)
-    args.out = str(REPO / "examples" / args_in.case)
+    args.out = args_in.out or str(REPO / "examples" / args_in.case)
     produce(args)
 
 

@@ -146,3 +146,24 @@ def test_producer_context_parallel_positions_tiny(tmp_path: Path):
         cases[bool(bug)] = _load_case(out)
     assert cases[False]["expected"] == "verified" and cases[False]["max_abs_error"] < 1e-4
     assert cases[True]["bug_module"] == "model.rotary_emb" and cases[True]["max_abs_error"] > 1e-2
+
+
+@needs_export_stack
+def test_train_step_producer_expert_parallel(tmp_path: Path):
+    """scripts/export_train_step.py --case mixtral_ep2_sgd: a training step of HF Mixtral under
+    HF's AllReduceEP, verified with every stacked expert weight updated Shard(0) and every other
+    parameter Replicate."""
+    from analyzer import check
+
+    out = tmp_path / "mixtral_ep2_sgd"
+    cmd = [sys.executable, str(REPO / "scripts" / "export_train_step.py"), "--case", "mixtral_ep2_sgd",
+           "--out", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    case = _load_case(out)
+    assert case["training_step"]["parallel"] == "expert" and case["expected"] == "verified"
+    assert case["seq_loss_vs_torch_max_abs_error"] < 1e-5
+    result = check(out / "seq.onnx", [out / "rank0.onnx", out / "rank1.onnx"])
+    assert result.verdict == "verified"
+    updated = {o.name: o.relation for o in result.verdict_.outputs if o.name.startswith("updated.")}
+    assert updated and all(rel == ("Shard(0)" if ".experts." in name else "Replicate") for name, rel in updated.items())

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from analyzer import check
 from analyzer.layout import Layout
+from analyzer.simulate import run_ranks
 from analyzer.witness import confirm_relations
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -25,6 +27,8 @@ CORRECT = [
     "llama_tp2_sgd",
     "llama_tp2_sp_sgd",
     "llama_tp2_adamw_clip",
+    "mixtral_ep2_sgd",
+    "mixtral_ep2_adamw",
 ]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
@@ -36,6 +40,10 @@ BUGS = {
     "llama_dp2_adamw_clip_bug_norm_counts_replicas": ("extra-allreduce", "updated.state.exp_avg.lm_head.weight"),
     # sequence parallelism: the norm weights' gradients are Partial (each rank saw its tokens)
     "llama_tp2_sp_sgd_bug_local_update": ("grad-not-reduced", "updated.model.norm.weight"),
+    # expert parallelism: the routing weights' gradient covers only each rank's own experts' routes
+    "mixtral_ep2_sgd_bug_router_grad_not_reduced": (
+        "expert-grad-not-reduced", "updated.model.layers.1.mlp.gate.weight"
+    ),
 }
 # Tensor parallelism: the local squares are all-reduced, so the norm weights' gradients count
 # twice. They are 320 of ~90k gradient elements, so the clipping scale moves little: the witness
@@ -74,6 +82,9 @@ def test_correct_training_step_is_verified_on_rules_and_numbers(case):
     ]
     if spec["training_step"]["parallel"] == "data":
         assert all(o.relation == "Replicate" for o in updated)
+    elif spec["training_step"]["parallel"] == "expert":  # stacked expert weights Shard(0), the rest Replicate
+        assert {o.relation for o in updated} == {"Shard(0)", "Replicate"}
+        assert all((o.relation == "Shard(0)") == (".experts." in o.name) for o in updated)
     else:  # tensor parallel: the plan shards the linears and keeps the norms replicated
         assert {o.relation for o in updated} >= {"Shard(0)", "Shard(1)", "Replicate"}
     # the witness divides the summed token losses by a random count, so the loss is large (around
@@ -131,3 +142,33 @@ def test_accumulated_step_relations_hold_on_numbers():
     checked, refuted = confirm_relations(result.inputs, derived, decls, tol=1e-3)
     assert checked > 1000, checked
     assert refuted == [], refuted[:5]
+
+
+def test_expert_parallel_step_relations_hold_on_numbers():
+    """Expert parallelism (HF AllReduceEP): every derived relation of the step holds on numbers,
+    and every RoutedZero(s, r, d, xs, e) row does: rank r's d equals seq s on the rows of the
+    pairs routed to rank r's experts and is exactly 0 on the others (the gradients that come
+    back through each rank's own experts, rules/parallel/expert_backward.dl)."""
+    spec, result = _check("mixtral_ep2_sgd")
+    assert spec["training_step"]["parallel"] == "expert"
+    derived, decls = result.derivation.derived, result.derivation.decls
+    checked, refuted = confirm_relations(result.inputs, derived, decls)
+    assert checked > 500, checked
+    assert refuted == [], refuted[:5]
+    cols = list(decls["RoutedZero"].column_names)
+    rows = [dict(zip(cols, row)) for row in derived["RoutedZero"]]
+    assert len({row["s"] for row in rows}) >= 2 * 15  # both layers: expert, routing-weight and input gradients
+    inp = result.inputs
+    sim = run_ranks(inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, {}, keep_intermediates=True)
+    n = inp.world_size
+    kept = dropped = 0
+    for row in rows:
+        ids = np.asarray(sim.seq[row["xs"]]).reshape(-1)
+        block = row["e"] // n
+        mine = (ids >= row["r"] * block) & (ids < (row["r"] + 1) * block)
+        s, d = np.asarray(sim.seq[row["s"]]), np.asarray(sim.ranks[row["r"]][row["d"]])
+        assert s.shape == d.shape and s.shape[0] == ids.size, row
+        assert np.max(np.abs(s[mine] - d[mine]), initial=0.0) < 1e-4, row
+        assert np.all(d[~mine] == 0.0), row
+        kept, dropped = kept + int(mine.sum()), dropped + int((~mine).sum())
+    assert kept > 0 and dropped > 0
