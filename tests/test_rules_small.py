@@ -171,3 +171,75 @@ def test_row_parallel_bias(write_models, rank_body, verified):
     if not verified:
         assert result.verdict_.discrepancies[0].hint_ids == ["bias-before-reduce"]
         assert result.numeric["y"] > 1e-3
+
+
+# --- ScatterElements into zeros is linear in its updates (ops/GatherElements.dl) -----------------
+
+def _scatter_graph(k: int, reduction: str, allreduce: bool) -> str:
+    tail = "s = ScatterElements<axis = 1, reduction = \"{red}\">(z, idx, p)\n  y = com.microsoft.AllReduce(s)" \
+        if allreduce else "y = ScatterElements<axis = 1, reduction = \"{red}\">(z, idx, p)"
+    return ("""
+g (float[4, {k}] x, float[{k}, 3] w) => (float[4, 5] y)
+  <int64[2] zs = {{4, 5}}, int64[4, 3] idx = {{0, 2, 4, 1, 3, 0, 4, 0, 2, 3, 1, 2}}> {{
+  p = MatMul(x, w)
+  z = ConstantOfShape(zs)
+  """ + tail + "\n}}\n").format(k=k, red=reduction)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_of_a_partial_sum_into_zeros_is_a_partial_sum(write_models, reduction):
+    """torch.topk / torch.gather backward: the picked values' gradient scattered into zeros."""
+    seq = _scatter_graph(8, reduction, False)
+    result = _run(write_models, seq, [_scatter_graph(4, reduction, True)] * 2)
+    assert result.verdict == "verified"
+    assert result.verdict_.outputs[0].relation == "Replicate"
+    assert result.numeric["y"] < 1e-5
+    partial = _run(write_models, seq, [_scatter_graph(4, reduction, False)] * 2)
+    assert partial.verdict_.outputs[0].relation == "Partial(sum)"
+
+
+def test_scatter_max_of_a_partial_sum_is_no_relation(write_models):
+    """max(0, p_r) summed over ranks is not max(0, p): no Partial for a non-linear reduction."""
+    seq = _scatter_graph(8, "max", False)
+    result = _run(write_models, seq, [_scatter_graph(4, "max", True)] * 2)
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.discrepancies[0].op_type == "ScatterElements"
+    assert result.numeric["y"] > 1e-3
+
+
+# --- a rank's reshape round trip carries the same pieces (core/rank_views.dl) --------------------
+
+SEQ_VIEW = """
+g (float[4, 8] x, float[8, 6] w) => (float[4, 6] y) {
+  p = MatMul(x, w)
+  y = Relu(p)
+}
+"""
+
+
+def _rank_view(middle: str) -> str:
+    return f"""
+g (float[4, 4] x, float[4, 6] w) => (float[4, 6] y) <int64[1] one = {{1}}, int64[2] s64 = {{6, 4}},
+  int64[2] s46 = {{4, 6}}> {{
+  p = MatMul(x, w)
+  {middle}
+  z = com.microsoft.AllReduce(v)
+  y = Relu(z)
+}}
+"""
+
+
+def test_rank_reshape_round_trip_is_the_same_tensor(write_models):
+    """A partial sum viewed [4, 1, 6] and back on the ranks only (in the EP training step the
+    all-reduced gradient of the experts' input is viewed so: Squeeze(Unsqueeze(AllReduce(g))))."""
+    rank = _rank_view("u = Unsqueeze(p, one)\n  v = Squeeze(u, one)")
+    result = _run(write_models, SEQ_VIEW, [rank] * 2)
+    assert result.verdict == "verified"
+    assert result.numeric["y"] < 1e-5
+
+
+def test_rank_round_trip_through_a_transpose_is_no_view(write_models):
+    rank = _rank_view("u = Reshape(p, s64)\n  t = Transpose<perm = [1, 0]>(u)\n  v = Reshape(t, s46)")
+    result = _run(write_models, SEQ_VIEW, [rank] * 2)
+    assert result.verdict == "discrepancy"
+    assert result.numeric["y"] > 1e-3
