@@ -21,6 +21,19 @@ and SGD updates each DTensor in place, as ``torch.optim.SGD`` does (``param.add_
 alpha=-lr)``), so a Partial gradient of a replicated parameter is all-reduced first. Each
 updated parameter leaves as the rank's local tensor.
 
+Expert parallelism (``mixtral_ep2_*``): the tiny Hugging Face Mixtral of scripts/export_moe.py
+(4 experts, top-2) under the same expert parallelism as ``mixtral_ep2``: the model's
+``base_model_ep_plan`` applied by ``apply_expert_parallelism`` with ``AllReduceEP`` (stacked
+expert weights ``Shard(0)``, router and everything else replicated, every rank gets the whole
+batch). ``AllReduceEP`` wraps the experts' hidden states and routing weights in
+``_AllReduceBackward`` (identity forward, all-reduce backward) and the combine in
+``_AllReduceForward`` (all-reduce forward, identity backward), so torch.autograd's gradients
+come out complete on every rank: each rank's expert-weight gradients are exactly its experts'
+(every token seen), the other gradients are replicated, and the step needs no gradient
+synchronization of its own; each update keeps its parameter's layout (the experts' DTensors
+leave as local tensors). HF's default ``AutoEP`` would pick ``AllToAllEP`` in training (split
+sizes read back from the data: not exportable with static shapes), so ``all_reduce`` is named.
+
 Micro-batch gradient accumulation (``accum`` M, data parallelism): each rank processes its rows
 in M micro-batches of ``B / (N * M)`` rows inside the step (a forward and ``torch.autograd.grad``
 per micro-batch, gradients summed), then all-reduces the sums and updates once. Every
@@ -47,12 +60,17 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   ``num_items_in_batch``), divided by the number of micro-batches, and the summed gradients are
   averaged over ranks (DDP): a mean of micro-batch means, the Hugging Face Trainer's gradient
   accumulation bug before transformers 4.46, wrong whenever token counts differ.
+- ``router-grad-not-reduced`` (expert parallel): layer 1's ``AllReduceEP.__call__`` without
+  ``top_k_weights = _AllReduceBackward.apply(top_k_weights, ep_group)``: each rank's gradient
+  of the routing weights covers its own experts' routes only, so the router's gradient (and the
+  hidden-state gradient it adds to) is a partial sum used as complete.
 - ``local-update`` (tensor + sequence parallel): the replicated parameters are updated on
   their local tensors (``p.to_local().add_(g.to_local(), alpha=-lr)``), so the norm weights'
   Partial gradients (each rank saw its own tokens) are never all-reduced: Megatron's
   "all-reduce layer-norm gradients under sequence parallelism" bug class.
 
-Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes examples/<case>/).
+Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes examples/<case>/;
+``--out`` another folder).
 """
 
 from __future__ import annotations

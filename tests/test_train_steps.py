@@ -172,3 +172,13 @@ def test_expert_parallel_step_relations_hold_on_numbers():
         assert np.all(d[~mine] == 0.0), row
         kept, dropped = kept + int(mine.sum()), dropped + int((~mine).sum())
     assert kept > 0 and dropped > 0
+
+
+@pytest.mark.parametrize("case", ["mixtral_ep2_adamw", "mixtral_ep2_sgd_bug_router_grad_not_reduced"])
+def test_expert_parallel_step_derivations_hold_on_numbers(case):
+    """What the rules derive for the AdamW step and for the buggy step (the router's Partial
+    gradient included) holds on numbers too."""
+    _, result = _check(case)
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert checked > 500, checked
+    assert refuted == [], refuted[:5]
