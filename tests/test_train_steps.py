@@ -180,5 +180,5 @@ def test_expert_parallel_step_derivations_hold_on_numbers(case):
     gradient included) holds on numbers too."""
     _, result = _check(case)
     checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert checked > 500, checked
+    assert checked > 300, checked  # the buggy step: nothing upstream of layer 1's router is related
     assert refuted == [], refuted[:5]
