@@ -127,3 +127,32 @@ def test_state_narrowed_at_offset_zero_on_every_rank_is_flagged(write_models):
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "Mul" and "optimizer-state-layout" in first.hint_ids, (first.node, first.hint_ids)
     assert result.numeric["m_new"] > 1e-2 and result.numeric["out"] > 1e-2
+
+
+def test_second_moment_inputs_are_drawn_nonnegative():
+    """An input scaled, added to a square and square-rooted (AdamW's exp_avg_sq) is |N(0, 1)|: a
+    negative draw is outside Sqrt's domain; an input squared before the Sqrt (RMSNorm's hidden
+    states) keeps its signs, and the other inputs their values."""
+    import numpy as np
+
+    from analyzer.sim.inputs import random_inputs
+
+    model = model_from_text(HEADER + """
+adam (float[64] v, float[64] g, float[64] x) => (float[64] denom, float[64] rms)
+    <float beta = {0.999}, float rest = {0.001}, float corr = {0.5}, float two = {2.0}> {
+  decayed = Mul(v, beta)
+  g2 = Mul(g, g)
+  fresh = Mul(g2, rest)
+  v_new = Add(decayed, fresh)
+  v_hat = Div(v_new, corr)
+  denom = Sqrt(v_hat)
+  x2 = Pow(x, two)
+  rms = Sqrt(x2)
+}
+""")
+    feeds = random_inputs(model, np.random.default_rng(0))
+    rng = np.random.default_rng(0)  # the draws without the rule: one per input, in input order
+    plain = [rng.standard_normal(64).astype(np.float32) for _ in range(3)]
+    assert (feeds["v"] >= 0).all() and np.array_equal(feeds["v"], np.abs(plain[0]))
+    assert np.array_equal(feeds["g"], plain[1]) and np.array_equal(feeds["x"], plain[2])
+    assert (feeds["g"] < 0).any() and (feeds["x"] < 0).any()

@@ -387,7 +387,8 @@ _SQRT_OPERAND_PATH = {"Mul": (0, 1), "Add": (0, 1), "Div": (0,), "Slice": (0,), 
 
 def _sqrt_operands(model: onnx.ModelProto) -> list[str]:
     """Fed float inputs that reach input 0 of a ``Sqrt`` through :data:`_SQRT_OPERAND_PATH` and
-    :data:`_VALUE_PRESERVING` ops (input 0 of the latter)."""
+    :data:`_VALUE_PRESERVING` ops (input 0 of the latter), not through a square ``Mul(g, g)``
+    (nonnegative whatever the signs of g)."""
     consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
     for node in model.graph.node:
         if node.domain in ("", "ai.onnx"):
@@ -407,6 +408,9 @@ def _sqrt_operands(model: onnx.ModelProto) -> list[str]:
                 if node.op_type == "Sqrt":
                     out.append(vi.name)
                     break
+                square = node.op_type == "Mul" and node.input[0] == node.input[1]  # nonnegative anyway
+                if square:
+                    continue
                 if idx in _SQRT_OPERAND_PATH.get(node.op_type, ()) or (idx == 0 and node.op_type in _VALUE_PRESERVING):
                     todo.extend(node.output[:1])
     return out
