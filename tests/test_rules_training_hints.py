@@ -7,6 +7,7 @@ its sharded parameter). The whole-model cases are in tests/test_train_steps.py."
 from __future__ import annotations
 
 import onnx
+import pytest
 from conftest import model_from_text
 
 from analyzer import check
@@ -60,14 +61,21 @@ step (float[4, 3] m, float[4, 3] g) => (float[4, 3] out, float[4, 3] m_new)
 """
 
 
-def _rank_momentum(rank: int, start: int) -> str:
-    """Rank ``rank``: its rows of w stored, the momentum narrowed to rows [start, start + 2)."""
+def _rank_momentum(rank: int, start: int, split: bool = False) -> str:
+    """Rank ``rank``: its rows of w stored, the momentum narrowed to rows [start, start + 2) by a
+    Slice (``full.narrow``) or, with ``split``, by an equal Split (``full.chunk(2, 0)[start // 2]``)."""
     rows = ", ".join(str(float(v)) for v in range(1 + 6 * rank, 7 + 6 * rank))
+    if split:
+        narrow = "first, second = Split<axis = 0, num_outputs = 2>(m)\n  mine = Identity({})".format(
+            ("first", "second")[start // 2]
+        )
+    else:
+        narrow = "mine = Slice(m, st, en, ax)"
     return f"""
 step (float[4, 3] m, float[2, 3] g) => (float[2, 3] out, float[2, 3] m_new)
     <float[2, 3] w = {{{rows}}}, float beta = {{0.9}}, int64[1] st = {{{start}}}, int64[1] en = {{{start + 2}}},
      int64[1] ax = {{0}}> {{
-  mine = Slice(m, st, en, ax)
+  {narrow}
   decayed = Mul(mine, beta)
   m_new = Add(decayed, g)
   out = Sub(w, m_new)
@@ -114,15 +122,17 @@ def test_loss_times_world_size_averaged_gets_no_missing_average_hint(write_model
         assert all("missing-average" not in d.hint_ids for d in result.verdict_.discrepancies)
 
 
-def test_state_narrowed_to_the_parameters_chunk_is_verified(write_models):
-    result = _run(write_models, SEQ_MOMENTUM, [_rank_momentum(0, 0), _rank_momentum(1, 2)])
+@pytest.mark.parametrize("split", [False, True], ids=["narrow", "chunk"])
+def test_state_narrowed_to_the_parameters_chunk_is_verified(write_models, split):
+    result = _run(write_models, SEQ_MOMENTUM, [_rank_momentum(0, 0, split), _rank_momentum(1, 2, split)])
     assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies]
     assert {o.name: o.relation for o in result.verdict_.outputs} == {"out": "Shard(0)", "m_new": "Shard(0)"}
     assert max(result.numeric.values()) < 1e-5
 
 
-def test_state_narrowed_at_offset_zero_on_every_rank_is_flagged(write_models):
-    result = _run(write_models, SEQ_MOMENTUM, [_rank_momentum(0, 0), _rank_momentum(1, 0)])
+@pytest.mark.parametrize("split", [False, True], ids=["narrow", "chunk"])
+def test_state_narrowed_at_offset_zero_on_every_rank_is_flagged(write_models, split):
+    result = _run(write_models, SEQ_MOMENTUM, [_rank_momentum(0, 0, split), _rank_momentum(1, 0, split)])
     assert result.verdict == "discrepancy"
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "Mul" and "optimizer-state-layout" in first.hint_ids, (first.node, first.hint_ids)
