@@ -68,6 +68,24 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   their local tensors (``p.to_local().add_(g.to_local(), alpha=-lr)``), so the norm weights'
   Partial gradients (each rank saw its own tokens) are never all-reduced: Megatron's
   "all-reduce layer-norm gradients under sequence parallelism" bug class.
+- ``missing-inv-world`` (data parallel): the loss is multiplied by the world size, as the Hugging
+  Face Trainer does when it normalizes by the global token count (``average_tokens_across_devices``:
+  ``loss *= num_processes``, to cancel DDP's average), but the gradients are synchronized by a
+  plain sum (a DDP communication hook or hand-written loop with ``dist.all_reduce(grad)`` and no
+  ``grad / world_size``, the division PyTorch's default ``allreduce_hook`` does): every gradient
+  is N times too large. It is a one-line change of the Trainer's form (loss times N, gradients
+  averaged), not of this script's correct step (global normalizer, gradients summed), which has
+  no factor N to cancel.
+- ``state-offset`` (tensor parallel, AdamW, ``state`` ``full``): resuming from a consolidated
+  optimizer checkpoint, every rank holds each optimizer state in full (``Replicate``, what
+  ``torch.load`` of a full optimizer state dict gives every rank) and must keep the piece its
+  sharded parameter holds: ``full.narrow(dim, rank * size, size)``. The bug narrows at offset 0
+  (``full.narrow(dim, 0, p.to_local().shape[dim])``): the shape fits on every rank, but every
+  rank continues from rank 0's moments, so the sharded parameters of rank 1 take the wrong step.
+
+Optimizer state layout (``state``): ``local`` (default) passes each rank its parameter's piece of
+the state as the step's input; ``full`` passes the whole state to every rank and the step narrows
+it to the parameter's piece (the first step after resuming from a consolidated checkpoint).
 
 Usage: ``python scripts/export_train_step.py --case llama_dp2_sgd`` (writes examples/<case>/;
 ``--out`` another folder).
@@ -105,6 +123,10 @@ BUGS = {
     "and the router's gradient and update use it as complete",
     "local-update": "SGD applied to the DTensors' local tensors (p.to_local().add_(g.to_local(), alpha=-lr)): the "
     "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
+    "missing-inv-world": "loss multiplied by the world size (the Hugging Face Trainer's compensation for DDP's "
+    "average) but the gradients all-reduced with a plain sum: the 1/N of the average is missing",
+    "state-offset": "each optimizer state narrowed from the full (replicated) checkpoint tensor at offset 0 "
+    "instead of rank * size: every rank keeps rank 0's moments while its parameter is its own shard",
 }
 BUG_PARAM = "model.layers.1.mlp.down_proj.weight"
 #: bugs inside the expert-parallel layer (an EPImplementation of layer 1), not in the step
@@ -136,6 +158,11 @@ PRESETS = {
     "mixtral_ep2_adamw": {"optimizer": "adamw", "parallel": "expert", "model": "mixtral"},
     "mixtral_ep2_sgd_bug_router_grad_not_reduced": {
         "optimizer": "sgd", "parallel": "expert", "model": "mixtral", "bug": "router-grad-not-reduced",
+    },
+    "llama_dp2_sgd_bug_missing_inv_world": {"optimizer": "sgd", "bug": "missing-inv-world"},
+    "llama_tp2_adamw_full_state": {"optimizer": "adamw", "parallel": "tensor", "state": "full"},
+    "llama_tp2_adamw_full_state_bug_state_offset": {
+        "optimizer": "adamw", "parallel": "tensor", "state": "full", "bug": "state-offset",
     },
 }
 
@@ -195,7 +222,10 @@ def step_fn(model, args, world_size: int):
             out = model(input_ids=input_ids, labels=labels, use_cache=False)
         else:
             out = model(input_ids=input_ids, labels=labels, num_items_in_batch=num_items, use_cache=False)
-        grads = list(torch.autograd.grad(out.loss, params))
+        objective = out.loss
+        if args.bug == "missing-inv-world" and world_size > 1:
+            objective = out.loss * world_size  # the Trainer's loss *= num_processes (for DDP's average)
+        grads = list(torch.autograd.grad(objective, params))
         for i, name in enumerate(names):
             if not (args.bug == "missing-grad-allreduce" and name == BUG_PARAM):
                 grads[i] = all_reduce(grads[i])
@@ -232,6 +262,8 @@ def step_fn(model, args, world_size: int):
         if args.optimizer == "sgd":  # expert parallel: the experts' DTensors leave as local tensors
             return [loss] + [_local(p.detach() - LR * g) for p, g in zip(params, grads)]
         n = len(params)
+        if args.state == "full":  # the full checkpoint tensors: keep the parameter's piece
+            state = [_state_piece(s, p, args.bug == "state-offset") for s, p in zip(state, params * 2)]
         exp_avg = [_like(p, s).clone() for p, s in zip(params, state[:n])]
         exp_avg_sq = [_like(p, s).clone() for p, s in zip(params, state[n : 2 * n])]
         new = [p.detach().clone() for p in params]
@@ -269,6 +301,21 @@ def _local_chunk(full, param):
     if isinstance(placement, Shard):
         return full.chunk(param.device_mesh.size(), placement.dim)[param.device_mesh.get_local_rank()].contiguous()
     return full
+
+
+def _state_piece(full, param, from_zero: bool):
+    """The piece of a full optimizer state that the DTensor ``param``'s rank holds, by ``narrow``
+    (rank * size, size) along the shard axis; ``from_zero`` is the bug ``state-offset`` (offset 0)."""
+    from torch.distributed.tensor import Shard
+
+    if not hasattr(param, "placements"):
+        return full
+    (placement,) = param.placements
+    if not isinstance(placement, Shard):
+        return full
+    size = param.to_local().shape[placement.dim]
+    start = 0 if from_zero else param.device_mesh.get_local_rank() * size  # BUG (state-offset): 0
+    return full.narrow(placement.dim, start, size)
 
 
 def _replicated(t) -> bool:
@@ -431,7 +478,8 @@ def produce(args):
                 warnings.simplefilter("ignore")
                 parallelize_module(model, mesh, plan, src_data_rank=None)
             params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq
-            local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
+            if args.state != "full":  # "full": every rank gets the whole state (the step narrows it)
+                local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
         expert = world > 1 and args.parallel == "expert"
         if expert:
             ep_desc.update(expert_parallelize(model, cfg, args, world))
@@ -475,7 +523,8 @@ def produce(args):
         "model": {"hf_class": meta["model"], "config": _family(args).config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
         "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR,
-                          **({"micro_batches": args.accum} if args.accum > 1 else {})},
+                          **({"micro_batches": args.accum} if args.accum > 1 else {}),
+                          **({"optimizer_state": "full, narrowed in the step"} if args.state == "full" else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug].format(m=EP_BUG_MODULE if args.bug in EP_BUGS else BUG_PARAM) if args.bug else None,
@@ -499,6 +548,7 @@ def main(argv=None):
     args.world_size = args_in.world_size
     args.optimizer, args.clip, args.bug, args.parallel, args.form = "sgd", False, None, "data", "tp"
     args.accum = 1
+    args.state = "local"
     for k, v in preset.items():
         setattr(args, k, v)
     args.out = args_in.out or str(REPO / "examples" / args_in.case)

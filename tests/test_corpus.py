@@ -66,6 +66,9 @@ FIX_HINT = {
     "mean_of_means": "micro-batch-mean",
     "missing_combine_alltoall": "moe-combine-alltoall",
     "expert_checkpoint_round_robin": "moe-expert-placement",
+    # training steps (run by tests/test_train_steps.py)
+    "missing_inv_world": "missing-average",
+    "state_offset": "optimizer-state-layout",
 }
 
 

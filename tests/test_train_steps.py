@@ -29,6 +29,8 @@ CORRECT = [
     "llama_tp2_adamw_clip",
     "mixtral_ep2_sgd",
     "mixtral_ep2_adamw",
+    # resumed from a full optimizer checkpoint: the state Replicate, narrowed to the parameter's piece
+    "llama_tp2_adamw_full_state",
 ]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
@@ -43,6 +45,12 @@ BUGS = {
     # expert parallelism: the routing weights' gradient covers only each rank's own experts' routes
     "mixtral_ep2_sgd_bug_router_grad_not_reduced": (
         "expert-grad-not-reduced", "updated.model.layers.1.mlp.gate.weight"
+    ),
+    # the loss times N (the Hugging Face Trainer's compensation for DDP's average), gradients summed
+    "llama_dp2_sgd_bug_missing_inv_world": ("missing-average", "updated.model.embed_tokens.weight"),
+    # the full optimizer state narrowed at offset 0 on every rank: rank 1 continues from rank 0's moments
+    "llama_tp2_adamw_full_state_bug_state_offset": (
+        "optimizer-state-layout", "updated.model.layers.0.self_attn.q_proj.weight"
     ),
 }
 # Tensor parallelism: the local squares are all-reduced, so the norm weights' gradients count
@@ -116,6 +124,42 @@ def test_small_effect_training_step_bug_is_flagged_and_above_round_off(case):
     _, correct = _check(correct_case)
     assert correct.verdict == "verified"
     assert result.numeric[broken_output] > 20 * max(correct.numeric[broken_output], 1e-7)
+
+
+def test_missing_average_is_flagged_at_the_gradients_seed():
+    """The loss times N changes the backward's seed (d loss / d token-loss sum: N / count on the
+    ranks, 1 / count in the sequential step): the first gradient value is the frontier, and each
+    gradient N times too large is no relation (the witness shows every updated parameter off)."""
+    _, result = _check("llama_dp2_sgd_bug_missing_inv_world")
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "Div" and "missing-average" in first.hint_ids, (first.node, first.hint_ids)
+    assert "num_items_in_batch" in [i.name for i in first.inputs]
+    updated = [o for o in result.verdict_.outputs if o.name.startswith("updated.")]
+    assert all(o.relation is None and result.numeric[o.name] > 1e-2 for o in updated)
+    assert result.numeric["loss"] < 1e-3  # the logged loss is not scaled
+
+
+def test_state_offset_is_flagged_at_the_state_of_every_sharded_parameter():
+    """Every optimizer state of a sharded parameter is narrowed to rank 0's chunk on rank 1: the
+    frontier is each such state's first use, with the hint; replicated parameters (the norms) keep
+    the full state and stay verified."""
+    _, result = _check("llama_tp2_adamw_full_state_bug_state_offset")
+    given = {r.seq_value: r.layout.kind for r in result.inputs.relations}
+    sharded = {p for p, kind in given.items() if kind == "Shard"}  # the states enter in full (Replicate)
+    assert len(sharded) == 16, sorted(sharded)
+    flagged = {
+        i.name
+        for d in result.verdict_.discrepancies
+        if "optimizer-state-layout" in d.hint_ids
+        for i in d.inputs
+        if i.name.startswith("state.")
+    }
+    assert flagged == {f"state.{kind}.{p}" for kind in ("exp_avg", "exp_avg_sq") for p in sharded}
+    outputs = {o.name: o for o in result.verdict_.outputs}
+    for p in sharded:
+        assert outputs[f"updated.{p}"].relation is None and result.numeric[f"updated.{p}"] > 1e-3
+    for p in {p for p, kind in given.items() if kind == "Replicate" and p.endswith("norm.weight")}:
+        assert outputs[f"updated.{p}"].relation == "Replicate" and result.numeric[f"updated.{p}"] < 1e-4
 
 
 def test_accumulated_step_relations_hold_on_numbers():

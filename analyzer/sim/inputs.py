@@ -9,6 +9,11 @@ integer constant by ``Equal`` (possibly through Pad / Slice / Reshape / ...: a l
 ``ignore_index``, -100 for labels) holds that constant in about a quarter of its elements, so
 that the paths it selects run and counts of the other elements differ between rows; not an
 input that indexes a Gather directly (token ids compared with a padding index stay valid ids).
+A float input that reaches a ``Sqrt`` through ``Mul``, ``Add``, a dividend of ``Div`` and ops
+that keep values (an optimizer's second moment: AdamW's ``exp_avg_sq`` is scaled, added to the
+squared gradient and square-rooted) holds ``|N(0, 1)|``: a negative second moment is outside
+Sqrt's domain (NaN on both sides would hide any difference there) and cancels against the
+squared gradient, which turns rounding into large errors.
 
 Symbolic dimensions (``dim_param``) take the value given in ``dims``, else
 :data:`DEFAULT_DIM`; a ``dim_param`` that is an arithmetic expression of other symbols
@@ -306,6 +311,9 @@ def random_inputs(
             raise SimulationError(
                 f"seq: input {vi.name!r} has unsupported dtype {dtype}"
             )
+    for name in _sqrt_operands(model):  # same draws, so the other inputs' values do not change
+        if name in feeds:
+            feeds[name] = np.abs(feeds[name])
     # drawn after every input, so that the other inputs' values do not change; an input that
     # indexes a Gather directly (token ids) keeps its valid range
     for name, values in _sentinels(model).items():
@@ -369,6 +377,42 @@ def _sentinels(model: onnx.ModelProto) -> dict[str, list[int]]:
                     found.append(consts[node.input[1 - idx]])
         if found:
             out[vi.name] = sorted(set(found))
+    return out
+
+
+# op -> the input positions through which a nonnegative operand of Sqrt stays one (for nonnegative
+# other operands): a scale, a sum with the squared gradient, a division by a bias correction
+_SQRT_OPERAND_PATH = {"Mul": (0, 1), "Add": (0, 1), "Div": (0,), "Slice": (0,), "Pad": (0,)}
+
+
+def _sqrt_operands(model: onnx.ModelProto) -> list[str]:
+    """Fed float inputs that reach input 0 of a ``Sqrt`` through :data:`_SQRT_OPERAND_PATH` and
+    :data:`_VALUE_PRESERVING` ops (input 0 of the latter), not through a square ``Mul(g, g)``
+    (nonnegative whatever the signs of g)."""
+    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx"):
+            for i, name in enumerate(node.input):
+                consumers.setdefault(name, []).append((node, i))
+    out = []
+    for vi in feed_inputs(model):
+        if not np.issubdtype(np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)), np.floating):
+            continue
+        todo, seen = [vi.name], set()
+        while todo and vi.name not in out:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for node, idx in consumers.get(name, []):
+                if node.op_type == "Sqrt":
+                    out.append(vi.name)
+                    break
+                square = node.op_type == "Mul" and node.input[0] == node.input[1]  # nonnegative anyway
+                if square:
+                    continue
+                if idx in _SQRT_OPERAND_PATH.get(node.op_type, ()) or (idx == 0 and node.op_type in _VALUE_PRESERVING):
+                    todo.extend(node.output[:1])
     return out
 
 
