@@ -104,6 +104,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_hf_tp as hf  # noqa: E402
 import export_moe as moe  # noqa: E402  (the MoE model and Hugging Face's expert-parallel plan)
+from backward_scopes import BackwardScopes  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH = 4
@@ -386,9 +387,11 @@ def trace_step(model, args, world_size, inputs):
         aten.silu_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
         aten.nll_loss_backward, aten.nll_loss_forward, aten.embedding_dense_backward, aten.slice_backward,
     ])
-    with hf.hf_tracing_patches(), warnings.catch_warnings():
+    with hf.hf_tracing_patches(), warnings.catch_warnings(), BackwardScopes(model) as scopes:
         warnings.simplefilter("ignore")
         gm = make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
+    outputs = list(gm.graph.nodes)[-1].args[0]
+    scopes.annotate(gm, [None] + names * ((len(outputs) - 1) // len(names)))  # loss, then params and states
     return gm, names
 
 
