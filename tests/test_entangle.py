@@ -1,6 +1,8 @@
-"""GraphGuard's published graphs (../shared/data/entangle): Megatron-LM GPT and vLLM Qwen2 at
-tensor parallel 2 are verified from their torch.fx dumps; GraphGuard's "Bug 7" is flagged at
-the missing all-reduce, with the Megatron-LM source line. Cases and specs: examples/entangle/."""
+"""GraphGuard's published graphs (../shared/data/entangle, and the ones bundled in
+examples/entangle/published): Megatron-LM GPT at tensor parallel 2, 4, 6 and 8 and with 1, 2
+and 4 layers, and vLLM Qwen2 at tensor parallel 2 and 4, are verified from their torch.fx dumps;
+GraphGuard's bug cases are flagged at the missing all-reduce, with the Megatron-LM source
+line. Cases and specs: examples/entangle/."""
 
 from __future__ import annotations
 
@@ -8,19 +10,23 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ENTANGLE_SHARED, entangle_dumps_root
 
 from analyzer import check
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "entangle"
 CASES = sorted(p.parent for p in (ROOT / "examples" / "entangle").glob("*/case.yaml"))
-
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} (GraphGuard's published graphs) is not here")
+needs_shared_data = pytest.mark.skipif(
+    not ENTANGLE_SHARED.is_dir(), reason=f"{ENTANGLE_SHARED} (GraphGuard's published graphs) is not here"
+)
 
 
 def _run(case: Path):
     spec = yaml.safe_load((case / "case.yaml").read_text())
-    result = check(DATA / spec["seq"], [DATA / r for r in spec["ranks"]], relations=case / spec["spec"])
+    root = entangle_dumps_root(spec)
+    if not root.is_dir():
+        pytest.skip(f"{root} (GraphGuard's published graphs) is not here")
+    result = check(root / spec["seq"], [root / r for r in spec["ranks"]], relations=case / spec["spec"])
     return spec, result
 
 
@@ -30,6 +36,7 @@ def test_case_has_the_expected_verdict(case):
     assert result.verdict == spec["expected"], [d.message for d in result.verdict_.discrepancies][:3]
 
 
+@needs_shared_data
 def test_bug7_is_pinned_to_the_lm_head_gradient_that_is_not_all_reduced():
     _, result = _run(ROOT / "examples" / "entangle" / "bug7_missing_allreduce")
     first = result.verdict_.discrepancies[0]
