@@ -47,3 +47,43 @@ def test_bug7_is_pinned_to_the_lm_head_gradient_that_is_not_all_reduced():
     outputs = {o.name: o.relation for o in result.verdict_.outputs}
     assert outputs["div_2"] == "Replicate"
     assert outputs["getitem_1"] == "Shard(0)"
+
+
+# Megatron-LM's finalize_model_grads all-reduces, over the tensor-parallel group, the gradients of
+# the parameters it marks sequence_parallel: the layer norms' weights and biases and the
+# row-parallel linears' biases. GraphGuard's dump drops that all-reduce.
+LAYERNORM_GRADS = {"add_13", "add_14", "add_17", "add_18", "add_19", "add_20", "add_24", "add_25"}
+ROW_PARALLEL_BIAS_GRADS = {"add_8", "add_15"}
+
+
+def test_missing_layernorm_allreduce_is_flagged_at_every_sequence_parallel_gradient():
+    _, result = _run(ROOT / "examples" / "entangle" / "bug_missing_layernorm_allreduce")
+    v = result.verdict_
+    flagged = {d.node for d in v.discrepancies if "grad-not-reduced" in d.hint_ids}
+    assert flagged == LAYERNORM_GRADS | ROW_PARALLEL_BIAS_GRADS, sorted(flagged)
+    assert "grad-not-reduced" in v.discrepancies[0].hint_ids
+    # the pre-MLP layer norm's weight gradient (GraphGuard's expected output getitem_58): the
+    # apex backward kernel's weight-grad output, a partial sum over each rank's tokens, is
+    # accumulated into the gradient buffer without the all-reduce
+    ln = next(d for d in v.discrepancies if d.node == "add_13")
+    assert [(i.name, i.relations) for i in ln.inputs] == [
+        ("tangents_13", ["Replicate"]),
+        ("getitem_58", ["Partial(sum)"]),
+    ]
+    assert ln.inputs[1].producer_op == "apex::fused_layer_norm_affine_bwd"
+    # the row-parallel bias gradients carry Megatron's source line
+    bias = next(d for d in v.discrepancies if d.node == "add_8")
+    assert bias.source.split(":")[0].endswith("megatron/core/fusions/fused_bias_dropout.py")
+    # the rest of the backward is proved: the gradients of the column- and row-parallel weights
+    # in their parameters' layouts, the replicated position embedding's gradient, the loss
+    outputs = {o.name: o.relation for o in v.outputs}
+    assert {k: outputs[k] for k in ("add_9", "add_10", "add_11", "add_16", "add_21", "add_22", "add_26", "div_2")} == {
+        "add_9": "Shard(1)",
+        "add_10": "Shard(0)",
+        "add_11": "Shard(0)",
+        "add_16": "Shard(1)",
+        "add_21": "Shard(0)",
+        "add_22": "Shard(0)",
+        "add_26": "Replicate",
+        "div_2": "Replicate",
+    }
