@@ -361,10 +361,13 @@ def microbatch_counts(facts: FactTables) -> set[int]:
     of a graph input along axis 0 (constant bounds, one axis) whose length L divides the
     input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
     rank's batch inputs this way; slices of caches and intermediates are not looked at, so
-    other graphs get no micro-batch facts)."""
+    other graphs get no micro-batch facts); and the M of every input relation with a
+    micro-batch layout (``InputPiece`` param ``"mb{M}:{k}"``)."""
+    # micro-batches given as separate inputs (a spec's micro_batches: analyzer/relations.py)
+    out = {int(x["param"][2:].partition(":")[0]) for x in facts.rows("InputPiece") if x["param"].startswith("mb")}
     nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
     if not nodes:
-        return set()
+        return out
     inputs = {(x["g"], x["value"]) for x in facts.rows("GraphInput") if x["g"] != "seq"}
     ins: dict[tuple, dict[int, str]] = defaultdict(dict)
     for x in facts.rows("Node_Input"):
@@ -375,7 +378,6 @@ def microbatch_counts(facts: FactTables) -> set[int]:
         if x["g"] != "seq":
             ints[(x["g"], x["value"])][x["pos"]] = x["v"]
     dim0 = {(x["g"], x["value"]): x["size"] for x in facts.rows("Value_Dim") if x["g"] != "seq" and x["axis"] == 0}
-    out = set()
     for (g, _node), args in ins.items():
         st, en, ax = (ints.get((g, args.get(i, "")), {}) for i in (1, 2, 3))
         if set(st) != {0} or set(en) != {0} or ax != {0: 0}:

@@ -87,3 +87,18 @@ def test_missing_layernorm_allreduce_is_flagged_at_every_sequence_parallel_gradi
         "add_26": "Replicate",
         "div_2": "Replicate",
     }
+
+
+def test_gradient_accumulation_bug_is_flagged_at_the_per_micro_batch_mean():
+    """GraphGuard's Bug 6: each micro-batch a graph input of its own (spec micro_batches), the
+    2-step loss a mean per micro-batch (/ 4) where the 1-step loss divides by the batch's 8."""
+    _, result = _run(ROOT / "examples" / "entangle" / "bug_grad_accumulation")
+    first = result.verdict_.discrepancies[0]
+    assert (first.node, first.op_type) == ("div", "Div")
+    assert first.hint_ids == ["micro-batch-mean"]
+    assert first.rank_nodes == {0: ["mean", "mean_1"]}
+    # the per-micro-batch sums are the micro-batch terms of the one-step sum
+    assert [(i.name, i.relations) for i in first.inputs][0] == (
+        "sum_1",
+        ["Partial(sum, micro=0/2)", "Partial(sum, micro=1/2)"],
+    )

@@ -252,6 +252,27 @@ def _reduce(cx: NodeCtx) -> None:
     cx.op(cx.spec["onnx"], [x, cx.ints(axes, "axes")], out, keepdims=keep)
 
 
+def _mean(cx: NodeCtx) -> None:
+    """``aten.mean``: the sum over the reduced axes (all without ``dim``) divided by their element
+    count, as ATen computes it (native/ReduceOps.cpp, mean = sum / numel of the reduced axes);
+    written as ReduceSum then Div so it pairs with a sum followed by a division (a loss divided
+    by num_items_in_batch)."""
+    out = cx.type
+    x = cx.cast(cx.value(cx.a["self"]), out.dtype)
+    shape = cx.type_of(x).shape
+    dims = cx.a.get("dim")
+    keep = int(bool(cx.a.get("keepdim", False)))
+    if dims is None or dims == []:
+        axes = list(range(len(shape)))
+        total = cx.op("ReduceSum", [x], out, hint="sum", keepdims=keep)
+    else:
+        dims = dims if isinstance(dims, list) else [dims]
+        axes = sorted({_axis(cx, d, len(shape)) for d in dims})
+        total = cx.op("ReduceSum", [x, cx.ints(axes, "axes")], out, hint="sum", keepdims=keep)
+    count = math.prod(shape[a] for a in axes)
+    cx.op("Div", [total, cx.const(count, out.dtype, (), hint="count")], out)
+
+
 def _max_dim(cx: NodeCtx) -> None:
     x = cx.value(cx.a["self"])
     t_x = cx.type_of(x)
@@ -525,6 +546,7 @@ HANDLERS: dict[str, Callable[[NodeCtx], None]] = {
     "softmax": _softmax,
     "masked_fill": _masked_fill,
     "reduce": _reduce,
+    "mean": _mean,
     "max_dim": _max_dim,
     "slice": _slice,
     "slice_scatter": _slice_scatter,
