@@ -102,3 +102,22 @@ def test_gradient_accumulation_bug_is_flagged_at_the_per_micro_batch_mean():
         "sum_1",
         ["Partial(sum, micro=0/2)", "Partial(sum, micro=1/2)"],
     )
+
+
+def test_switchmlp_bug_case_stops_with_a_one_line_error():
+    """Not supported yet: the SwitchMLP routing's data-dependent sizes (README, GraphGuard section)."""
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    folder = ROOT / "examples" / "entangle" / "published" / "bug_missing_switchmlp_allreduce"
+    spec = ROOT / "examples" / "entangle" / "bug_missing_switchmlp_allreduce" / "spec.yaml"
+    files = [
+        folder / "tp1" / "both.g0.r0.py",
+        folder / "tp2.bug" / "both.g0.r0.py",
+        folder / "tp2.bug" / "both.g0.r1.py",
+    ]
+    result = CliRunner().invoke(main, ["check", *map(str, files), "--relations", str(spec)])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert "symbolic dim 'u0' (a data-dependent size, e.g. of aten.nonzero) is not supported" in result.output

@@ -277,8 +277,16 @@ class _Reader:
         if not m or m["dtype"] not in DTYPES:
             raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
+        symbolic = next((d for d in dims if re.fullmatch(r"[a-z]+[0-9]+", d)), None)
+        if symbolic is not None:
+            # an unbacked SymInt (u0, ...): a size only known at run time (aten.nonzero, MoE routing)
+            raise self.fail(
+                line,
+                f"unsupported annotation {expr.value!r}: symbolic dim {symbolic!r} (a data-dependent size, "
+                "e.g. of aten.nonzero) is not supported, only static shapes",
+            )
         if not all(re.fullmatch(r"[0-9]+", d) for d in dims):
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (symbolic or malformed dims)")
+            raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
         return TensorType(m["dtype"], tuple(int(d) for d in dims))
 
     def statement(self, stmt: ast.stmt) -> None:
