@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from analyzer import check
 from analyzer.cli import main
+from analyzer.witness import confirm_relations
 
 HEADER = "import torch\nfrom torch import device\n\n\nclass GraphModule(torch.nn.Module):\n"
 
@@ -57,8 +58,12 @@ def _spec(tmp_path: Path, entry: str) -> Path:
 
 def test_micro_batch_inputs_rebuild_the_batch(tmp_path):
     seq, rank = _graphs(tmp_path, divisor=8)
-    result = check(seq, [rank], relations=_spec(tmp_path, "{shard: 0, micro_batches: [x0, x1]}"))
+    result = check(seq, [rank], relations=_spec(tmp_path, "{shard: 0, micro_batches: [x0, x1]}"), numeric=True)
     assert result.verdict == "verified"
+    # the witness feeds micro-batch k's rows of the sequential x to rank input x{k}
+    assert max(result.numeric.values()) < 1e-5, result.numeric
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert checked >= 10 and refuted == []
     relations = {(r.seq_value, str(r.layout), r.rank_values) for r in result.inputs.relations if r.seq_value == "x"}
     assert relations == {("x", "Shard(0, micro=0/2)", ("x0",)), ("x", "Shard(0, micro=1/2)", ("x1",))}
 
@@ -74,8 +79,10 @@ def test_micro_batch_k_is_the_value_named_k_th(tmp_path):
 
 def test_per_micro_batch_mean_is_flagged(tmp_path):
     seq, rank = _graphs(tmp_path, divisor=4)
-    result = check(seq, [rank], relations=_spec(tmp_path, "{shard: 0, micro_batches: [x0, x1]}"))
+    result = check(seq, [rank], relations=_spec(tmp_path, "{shard: 0, micro_batches: [x0, x1]}"), numeric=True)
     assert result.verdict == "discrepancy"
+    # the rank's loss is twice the batch's: the witness sees it
+    assert max(result.numeric.values()) > 1e-3, result.numeric
     first = result.verdict_.discrepancies[0]
     assert (first.node, first.hint_ids, first.rank_nodes) == ("div", ["micro-batch-mean"], {0: ["div_0", "div_1"]})
 
