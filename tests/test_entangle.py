@@ -115,20 +115,22 @@ def test_gradient_accumulation_bug_is_flagged_at_the_per_micro_batch_mean():
     )
 
 
-def test_switchmlp_bug_case_stops_with_a_one_line_error():
-    """Not supported yet: the SwitchMLP routing's data-dependent sizes (README, GraphGuard section)."""
-    from click.testing import CliRunner
-
-    from analyzer.cli import main
-
-    folder = ROOT / "examples" / "entangle" / "published" / "bug_missing_switchmlp_allreduce"
-    spec = ROOT / "examples" / "entangle" / "bug_missing_switchmlp_allreduce" / "spec.yaml"
-    files = [
-        folder / "tp1" / "both.g0.r0.py",
-        folder / "tp2.bug" / "both.g0.r0.py",
-        folder / "tp2.bug" / "both.g0.r1.py",
+def test_switchmlp_bug_is_flagged_at_the_router_gradient_and_the_lost_expert_gradient():
+    """GraphGuard's Bug 8: the routing (aten.nonzero, a data-dependent size u0) and the whole
+    forward are proved; the backward breaks where the ranks' expert gradient is lost, and the
+    router's weight gradient (GraphGuard's expected output t_20) is a partial sum over each
+    rank's tokens accumulated without the all-reduce, at Megatron-LM's router line."""
+    _, result = _run(ROOT / "examples" / "entangle" / "bug_missing_switchmlp_allreduce")
+    v = result.verdict_
+    assert [d.node for d in v.discrepancies] == ["mul_49", "add_53"]
+    lost, router = v.discrepancies
+    # the seq multiplies the output gradient by max_prob for the experts; the ranks never do
+    assert lost.source.endswith("megatron/legacy/model/transformer.py:318")
+    assert router.hint_ids == ["grad-not-reduced"]
+    assert [(i.name, i.relations) for i in router.inputs] == [
+        ("tangents_13", ["Replicate"]),
+        ("t_20", ["Partial(sum)"]),
     ]
-    result = CliRunner().invoke(main, ["check", *map(str, files), "--relations", str(spec)])
-    assert result.exit_code == 2
-    assert len(result.output.strip().splitlines()) == 1
-    assert "symbolic dim 'u0' (a data-dependent size, e.g. of aten.nonzero) is not supported" in result.output
+    assert router.origin_source.endswith("megatron/legacy/model/transformer.py:262")
+    outputs = {o.name: o.relation for o in v.outputs}
+    assert outputs["div_2"] == "Replicate"  # the loss, through the routing and the experts

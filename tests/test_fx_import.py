@@ -775,18 +775,8 @@ def _dump_id(path: Path) -> str:
     return f"{root.name}/{path.relative_to(root)}"
 
 
-# GraphGuard's SwitchMLP bug case (Megatron-LM's legacy SwitchMLP) routes tokens with
-# aten.nonzero: its expert path has data-dependent sizes (unbacked SymInts such as u0), which the
-# importer does not support; it says so in one line instead of importing a wrong graph
-SYMBOLIC = "bug_missing_switchmlp_allreduce"
-
-
 @pytest.mark.parametrize("dump", _entangle_dumps(), ids=_dump_id)
 def test_every_entangle_dump_imports(dump):
-    if SYMBOLIC in dump.parts:
-        with pytest.raises(InputError, match=r"\.py:\d+: unsupported annotation 'i64\[u0, 1\]': symbolic dim 'u0'"):
-            import_fx(dump)
-        return
     sequential = any(part.startswith("paral1_") or part in ("tp1", "1step", "2step.bug") for part in dump.parts)
     model = import_fx(dump, world_size=1 if sequential else None)
     onnx.checker.check_model(model)

@@ -62,10 +62,11 @@ _NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
 
 @dataclass(frozen=True)
 class TensorType:
-    """Dtype code (one of :data:`DTYPES`) and static shape of a value."""
+    """Dtype code (one of :data:`DTYPES`) and shape of a value: sizes, or the name of a
+    data-dependent size (an unbacked SymInt such as ``u0``, the row count of ``aten.nonzero``)."""
 
     dtype: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
@@ -143,6 +144,15 @@ class FxGraph:
     def where(self, line: int) -> str:
         """``path:line`` for messages."""
         return f"{self.path}:{line}"
+
+
+def _is_sym(annotation: ast.expr) -> bool:
+    """A ``"Sym(...)"`` annotation: a symbolic integer or condition, not a tensor."""
+    return isinstance(annotation, ast.Constant) and str(annotation.value).startswith("Sym(")
+
+
+def _is_assert(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and (_dotted(value.func) or "").startswith("torch.ops.aten._assert_scalar")
 
 
 def torch_dtype(value: object) -> str | None:
@@ -277,17 +287,10 @@ class _Reader:
         if not m or m["dtype"] not in DTYPES:
             raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
-        symbolic = next((d for d in dims if re.fullmatch(r"[a-z]+[0-9]+", d)), None)
-        if symbolic is not None:
-            # an unbacked SymInt (u0, ...): a size only known at run time (aten.nonzero, MoE routing)
-            raise self.fail(
-                line,
-                f"unsupported annotation {expr.value!r}: symbolic dim {symbolic!r} (a data-dependent size, "
-                "e.g. of aten.nonzero) is not supported, only static shapes",
-            )
-        if not all(re.fullmatch(r"[0-9]+", d) for d in dims):
+        if not all(re.fullmatch(r"[0-9]+|u[0-9]+", d) for d in dims):
             raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
-        return TensorType(m["dtype"], tuple(int(d) for d in dims))
+        # u0, u1, ...: unbacked SymInts, sizes only known at run time (aten.nonzero, MoE routing)
+        return TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
 
     def statement(self, stmt: ast.stmt) -> None:
         line = stmt.lineno
@@ -305,13 +308,29 @@ class _Reader:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple):
             self.flatten_spec(stmt)
             return
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and _is_sym(stmt.annotation):
+            self.symbolic(stmt.target.id, stmt.value, line)
+            return
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             self.node(stmt.target.id, stmt.value, self.annotation(stmt.annotation, line), line)
             return
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_assert(stmt.value):
+            return  # torch's runtime check of a data-dependent size's bounds: no value
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             self.node(stmt.targets[0].id, stmt.value, None, line)
             return
         raise self.fail(line, f"unsupported statement in an fx graph ({type(stmt).__name__})")
+
+    def symbolic(self, name: str, value: ast.expr | None, line: int) -> None:
+        """``name: "Sym(u0)" = torch.ops.aten.sym_size.int(x, 0)`` is a node without a tensor type
+        (the size a later view names); ``name: "Sym(u0 >= 0)" = size >= 0`` only feeds an
+        ``_assert_scalar`` and is dropped with it."""
+        if isinstance(value, ast.Compare):
+            self.define(name, line)
+            return
+        if not (isinstance(value, ast.Call) and (_dotted(value.func) or "").startswith("torch.ops.aten.sym_size")):
+            raise self.fail(line, "unsupported symbolic value (expected aten.sym_size.int or a comparison)")
+        self.node(name, value, None, line)
 
     def flatten_spec(self, stmt: ast.Assign) -> None:
         call = stmt.value
