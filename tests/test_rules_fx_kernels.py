@@ -145,3 +145,97 @@ def test_embedding_backward_with_rank_1_one_row_off_is_not_sharded(tmp_path):
     result = check(seq, ranks)
     assert result.verdict == "discrepancy"
     assert _outputs(result) == {"embedding_dense_backward": None}
+
+
+def _expert(tmp_path: Path, fill: str) -> tuple[Path, list[Path]]:
+    """A one-expert MoE layer as Megatron-LM's legacy SwitchMLP writes it: the routed tokens
+    (aten.nonzero: u0 of them) through a column- then a row-parallel linear, scattered back into
+    a `fill` of the tokens' shape and all-reduced (then a ReLU, so the ranks' output is not the
+    collective's own result)."""
+    route = """
+        nonzero: "i64[u0, 1]" = torch.ops.aten.nonzero.default(m)
+        sym_size_int: "Sym(u0)" = torch.ops.aten.sym_size.int(nonzero, 0)
+        index: "f32[u0, 1, 3]" = torch.ops.aten.index.Tensor(x, [nonzero])
+        view: "f32[u0, 3]" = torch.ops.aten.view.default(index, [sym_size_int, 3])
+        """
+    seq = _dump(
+        tmp_path / "seq.py",
+        'x: "f32[4, 3]", m: "b8[4]", w1: "f32[3, 4]", w2: "f32[4, 3]"',
+        textwrap.dedent(route)
+        + textwrap.dedent("""
+        mm: "f32[u0, 4]" = torch.ops.aten.mm.default(view, w1)
+        mm_1: "f32[u0, 3]" = torch.ops.aten.mm.default(mm, w2)
+        view_1: "f32[u0, 1, 3]" = torch.ops.aten.view.default(mm_1, [sym_size_int, 1, 3])
+        zeros_like: "f32[4, 3]" = torch.ops.aten.zeros_like.default(x, pin_memory = False)
+        index_put: "f32[4, 3]" = torch.ops.aten.index_put.default(zeros_like, [nonzero], view_1)
+        relu: "f32[4, 3]" = torch.ops.aten.relu.default(index_put)
+        return (relu,)
+        """),
+    )
+    ranks = [
+        _dump(
+            tmp_path / f"r{r}.py",
+            'x: "f32[4, 3]", m: "b8[4]", w1: "f32[3, 2]", w2: "f32[2, 3]"',
+            textwrap.dedent(route)
+            + textwrap.dedent(f"""
+            mm: "f32[u0, 2]" = torch.ops.aten.mm.default(view, w1)
+            mm_1: "f32[u0, 3]" = torch.ops.aten.mm.default(mm, w2)
+            view_1: "f32[u0, 1, 3]" = torch.ops.aten.view.default(mm_1, [sym_size_int, 1, 3])
+            zeros_like: "f32[4, 3]" = torch.ops.aten.{fill}.default(x, pin_memory = False)
+            index_put: "f32[4, 3]" = torch.ops.aten.index_put.default(zeros_like, [nonzero], view_1)
+            all_reduce: "f32[4, 3]" = torch.ops._c10d_functional.all_reduce.default(index_put, 'sum', '0')
+            wait_tensor: "f32[4, 3]" = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+            relu: "f32[4, 3]" = torch.ops.aten.relu.default(wait_tensor)
+            return (relu,)
+            """),
+        )
+        for r in range(2)
+    ]
+    return seq, ranks
+
+
+def test_expert_output_scattered_into_zeros_is_a_partial_sum(tmp_path):
+    seq, ranks = _expert(tmp_path, "zeros_like")
+    result = check(seq, ranks, numeric=True)
+    assert result.verdict == "verified"
+    assert _outputs(result) == {"relu": "Replicate"}
+    assert max(result.numeric.values()) < 1e-5, result.numeric
+
+
+def test_expert_output_scattered_into_ones_is_not(tmp_path):
+    seq, ranks = _expert(tmp_path, "ones_like")  # every rank's ones would be summed
+    result = check(seq, ranks, numeric=True)
+    assert result.verdict == "discrepancy"
+    assert max(result.numeric.values()) > 0.5, result.numeric
+
+
+def _router(tmp_path: Path, experts: int) -> tuple[Path, list[Path]]:
+    """The expert index of a router whose scores are normalized over the tokens (as sinkhorn
+    does): with one expert it is 0 whatever the scores; the ranks hold 2 of the 4 tokens."""
+
+    def body(tokens: int) -> str:
+        return f"""
+        _softmax: "f32[{tokens}, {experts}]" = torch.ops.aten._softmax.default(x, 0, False)
+        max_1 = torch.ops.aten.max.dim(_softmax, 1)
+        getitem_1: "i64[{tokens}]" = max_1[1]
+        return (getitem_1,)
+        """
+
+    seq = _dump(tmp_path / "seq.py", f'x: "f32[4, {experts}]"', body(4))
+    ranks = [_dump(tmp_path / f"r{r}.py", f'x: "f32[2, {experts}]"', body(2)) for r in range(2)]
+    return seq, ranks
+
+
+def test_argmax_over_one_expert_is_zero_whatever_the_scores(tmp_path):
+    seq, ranks = _router(tmp_path, experts=1)
+    result = check(seq, ranks, numeric=True)
+    assert result.verdict == "verified"
+    assert _outputs(result) == {"getitem_1": "Shard(0)"}
+    assert max(result.numeric.values()) == 0.0
+
+
+def test_argmax_over_two_experts_of_token_normalized_scores_is_not_sharded(tmp_path):
+    seq, ranks = _router(tmp_path, experts=2)  # the softmax over the tokens sees half of them
+    result = check(seq, ranks)
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.discrepancies[0].node == "_softmax"
