@@ -7,6 +7,10 @@ graph inputs, one assignment per node (``name: "f32[8, 1536]" = torch.ops.aten.m
 ``x = y[k]`` for items of tuple results, ``_tensor_constantN = self._tensor_constantN`` for
 constants, ``# File: path:line in fn, code: ...`` comments naming the source line of the nodes
 below them, and a ``return`` of a tuple, a list or ``pytree.tree_unflatten([...], ...)``.
+A data-dependent size (an unbacked SymInt: ``"i64[u0, 1]"`` after ``aten.nonzero``) stays a
+name in the shape; ``name: "Sym(u0)" = torch.ops.aten.sym_size.int(x, 0)`` is a node without a
+tensor type, and torch's bound checks of such sizes (``"Sym(u0 >= 0)"`` comparisons and
+``aten._assert_scalar``) are dropped.
 
 The text is read with :mod:`ast`; nothing in it is imported or run.
 """
@@ -190,9 +194,10 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
 
     Raises:
         InputError: ``path:line: ...`` for a syntax error, text that is not an fx graph dump
-            (no ``forward`` method), an annotation that is not ``dtype[dims]`` with static
-            dims, a statement other than those listed in the module docstring, a name used
-            before it is defined or defined twice, or a constant without a known type.
+            (no ``forward`` method), an annotation that is not ``dtype[dims]`` with each
+            dim a size or a data-dependent size ``u<k>``, a statement other than those listed
+            in the module docstring, a name used before it is defined or defined twice, or a
+            constant without a known type.
     """
     text = _LAMBDA_CLASS.sub("class _lambda(", text)  # fx prints the class of a lambda module as <lambda>
     try:
