@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 
 from analyzer.facts import FactTables
 
@@ -38,11 +39,30 @@ def strided_param(size: int, split_factor: int) -> str:
 
 
 def _seq_shapes(facts: FactTables) -> dict[str, list[int]]:
-    return {
-        row["value"]: [int(x) for x in row["shape"].split(",")] if row["shape"] else []
-        for row in facts.rows("Value_Shape")
-        if row["g"] == "seq"
-    }
+    """Static seq shapes (shapes with a data-dependent size: :func:`_symbolic_seq_shapes`)."""
+    out = {}
+    for row in facts.rows("Value_Shape"):
+        if row["g"] == "seq":
+            dims = row["shape"].split(",") if row["shape"] else []
+            if all(d.isdigit() for d in dims):
+                out[row["value"]] = [int(d) for d in dims]
+    return out
+
+
+def _symbolic_seq_shapes(facts: FactTables) -> dict[str, list[int | str]]:
+    """Seq shapes with a data-dependent size (``u0``: analyzer/facts/extract.py), sizes as ints."""
+    out: dict[str, list[int | str]] = {}
+    for row in facts.rows("Value_Shape"):
+        if row["g"] == "seq" and row["shape"]:
+            dims = row["shape"].split(",")
+            if not all(d.isdigit() for d in dims):
+                out[row["value"]] = [int(d) if d.isdigit() else d for d in dims]
+    return out
+
+
+def _numel(dims: Sequence[int | str]) -> tuple[int, tuple[str, ...]]:
+    """The element count of a shape as (product of the sizes, sorted data-dependent size names)."""
+    return math.prod(d for d in dims if isinstance(d, int)), tuple(sorted(d for d in dims if isinstance(d, str)))
 
 
 def shard_shapes(facts: FactTables, world_size: int) -> FactTables:
@@ -56,16 +76,16 @@ def shard_shapes(facts: FactTables, world_size: int) -> FactTables:
         New rows, one per (seq value, axis) whose size is divisible by N.
     """
     out = FactTables()
-    for value, dims in _seq_shapes(facts).items():
+    for value, dims in [*_seq_shapes(facts).items(), *_symbolic_seq_shapes(facts).items()]:
         for axis, size in enumerate(dims):
-            if size % world_size == 0 and size > 0:
+            if isinstance(size, int) and size % world_size == 0 and size > 0:
                 local = dims.copy()
                 local[axis] = size // world_size
                 out.add("ShardShape", s=value, axis=axis, shape=",".join(map(str, local)))
     return out
 
 
-def reshape_axis_map(in_shape: list[int], out_shape: list[int], world_size: int) -> dict[int, int]:
+def reshape_axis_map(in_shape: Sequence[int | str], out_shape: Sequence[int | str], world_size: int) -> dict[int, int]:
     """Where a shard of each input axis lands after a row-major reshape.
 
     Splitting input axis ``a`` into N contiguous chunks equals splitting output axis ``b``
@@ -73,23 +93,24 @@ def reshape_axis_map(in_shape: list[int], out_shape: list[int], world_size: int)
     sizes are divisible by N (row-major order: ONNX Reshape spec).
 
     Args:
-        in_shape: static input shape.
-        out_shape: static output shape with the same element count.
+        in_shape: input shape; a data-dependent size (a name such as ``u0``) counts as a factor of
+            its own, and an axis of that size is never split.
+        out_shape: output shape with the same element count.
         world_size: N (>= 2).
 
     Returns:
         in_axis -> out_axis for every input axis that maps.
     """
-    if math.prod(in_shape) != math.prod(out_shape):
+    if _numel(in_shape) != _numel(out_shape):
         return {}
-    outer_out: dict[int, int] = {}
+    outer_out: dict[tuple, int] = {}
     for b, size in enumerate(out_shape):
-        if size % world_size == 0 and size > 0:
-            outer_out.setdefault(math.prod(out_shape[:b]), b)
+        if isinstance(size, int) and size % world_size == 0 and size > 0:
+            outer_out.setdefault(_numel(out_shape[:b]), b)
     result = {}
     for a, size in enumerate(in_shape):
-        if size % world_size == 0 and size > 0:
-            b = outer_out.get(math.prod(in_shape[:a]))
+        if isinstance(size, int) and size % world_size == 0 and size > 0:
+            b = outer_out.get(_numel(in_shape[:a]))
             if b is not None:
                 result[a] = b
     return result
@@ -165,8 +186,13 @@ def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
         if row["g"] == "seq" and row["pos"] == 0:
             first_out[row["node"]] = row["value"]
     out = FactTables()
+    symbolic = _symbolic_seq_shapes(facts)
     for node, src in first_in.items():
         dst = first_out.get(node)
+        if dst is not None and src in symbolic and dst in symbolic and symbolic[src] != symbolic[dst]:
+            for a, b in reshape_axis_map(symbolic[src], symbolic[dst], world_size).items():
+                out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
+            continue
         if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
             continue
         for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
@@ -361,10 +387,13 @@ def microbatch_counts(facts: FactTables) -> set[int]:
     of a graph input along axis 0 (constant bounds, one axis) whose length L divides the
     input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
     rank's batch inputs this way; slices of caches and intermediates are not looked at, so
-    other graphs get no micro-batch facts)."""
+    other graphs get no micro-batch facts); and the M of every input relation with a
+    micro-batch layout (``InputPiece`` param ``"mb{M}:{k}"``)."""
+    # micro-batches given as separate inputs (a spec's micro_batches: analyzer/relations.py)
+    out = {int(x["param"][2:].partition(":")[0]) for x in facts.rows("InputPiece") if x["param"].startswith("mb")}
     nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
     if not nodes:
-        return set()
+        return out
     inputs = {(x["g"], x["value"]) for x in facts.rows("GraphInput") if x["g"] != "seq"}
     ins: dict[tuple, dict[int, str]] = defaultdict(dict)
     for x in facts.rows("Node_Input"):
@@ -375,7 +404,6 @@ def microbatch_counts(facts: FactTables) -> set[int]:
         if x["g"] != "seq":
             ints[(x["g"], x["value"])][x["pos"]] = x["v"]
     dim0 = {(x["g"], x["value"]): x["size"] for x in facts.rows("Value_Dim") if x["g"] != "seq" and x["axis"] == 0}
-    out = set()
     for (g, _node), args in ins.items():
         st, en, ax = (ints.get((g, args.get(i, "")), {}) for i in (1, 2, 3))
         if set(st) != {0} or set(en) != {0} or ax != {0: 0}:

@@ -15,10 +15,16 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       qkv_proj.weight: {shard: 0, sections: [1536, 256, 256], replicas: [1, 2, 2]}  # per section
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
+      x: {shard: 0, micro_batches: [x_mb0, x_mb1]}     # micro-batch k of M is input x_mb{k}
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
+
+``micro_batches`` lists, for gradient accumulation with each micro-batch a graph input of its
+own, the value holding micro-batch k (k = 0..M-1, the same name on every rank): rank r's value
+k is ``Shard(axis, micro=(M, k))`` of the sequential value (chunk ``r*M + k`` of ``N*M``,
+:mod:`analyzer.layout`), or its ``Partial(sum, micro=(M, k))`` term with ``partial: sum``.
 
 A two-dimensional mesh (docs/mesh.md, :mod:`analyzer.mesh`) gives the mesh axes and sizes,
 the sequential graph on one data-parallel replica's batch, and a layout per axis::
@@ -115,6 +121,7 @@ class Spec:
     mesh: Mapping[str, int] | None = None
     replica_seq: str | None = None
     mesh_relations: Mapping[str, Mapping[str, tuple[Layout, tuple[str, ...] | None]]] | None = None
+    micro_batches: Mapping[str, tuple[tuple[Layout, str], ...]] | None = None
 
 
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
@@ -239,6 +246,27 @@ def _small_constants(model: onnx.ModelProto) -> dict[str, bytes]:
     return out
 
 
+def _parse_micro_batches(where: str, entry: Mapping) -> tuple[tuple[Layout, str], ...]:
+    """The layouts of ``{shard: a | partial: sum, micro_batches: [v_0, ..., v_{M-1}]}``: micro-batch
+    k is rank value ``v_k``, ``Shard(a, micro=(M, k))`` or ``Partial(sum, micro=(M, k))``."""
+    names = entry["micro_batches"]
+    if not isinstance(names, list) or len(names) < 2 or not all(isinstance(x, str) for x in names):
+        raise InputError(f"{where}.micro_batches: expected a list of two or more value names, one per micro-batch")
+    if len(set(names)) != len(names):
+        raise InputError(f"{where}.micro_batches: a value is named twice")
+    extra = set(entry) & {"ranks", "sections", "replicas"}
+    if extra:
+        raise InputError(f"{where}: micro_batches does not combine with {sorted(extra)[0]}")
+    layout, _ = _parse_layout(where, {k: v for k, v in entry.items() if k != "micro_batches"})
+    if layout.kind == "Shard":
+        layouts = [Layout("Shard", axis=layout.axis, micro=(len(names), k)) for k in range(len(names))]
+    elif layout == PARTIAL_SUM:
+        layouts = [Layout("Partial", reduce="sum", micro=(len(names), k)) for k in range(len(names))]
+    else:
+        raise InputError(f"{where}: micro_batches needs shard or partial: sum")
+    return tuple(zip(layouts, names))
+
+
 def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:
     if isinstance(entry, str):
         entry = {entry: True}
@@ -317,7 +345,13 @@ def load_spec(path: str | Path) -> Spec:
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
-    rels = {str(k): _parse_layout(f"{p.name}: relations.{k}", v) for k, v in (data.get("relations") or {}).items()}
+    rels, micro = {}, {}
+    for k, v in (data.get("relations") or {}).items():
+        where = f"{p.name}: relations.{k}"
+        if isinstance(v, Mapping) and "micro_batches" in v:
+            micro[str(k)] = _parse_micro_batches(where, v)
+        else:
+            rels[str(k)] = _parse_layout(where, v)
     return Spec(
         str(p),
         ws,
@@ -326,6 +360,7 @@ def load_spec(path: str | Path) -> Spec:
         _parse_constants(p, data.get("constants")),
         _parse_groups(p, data.get("groups")),
         pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
+        micro_batches=micro or None,
     )
 
 
@@ -447,6 +482,11 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
     if layout.axis >= len(shape):
         raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
     dim = shape[layout.axis]
+    if layout.micro is not None and isinstance(dim, int) and dim > 0 and dim % (n * layout.micro[0]):
+        raise InputError(
+            f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into "
+            f"{n} ranks x {layout.micro[0]} micro-batches"
+        )
     if isinstance(layout.replicas, int):
         if n % layout.replicas:
             raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
@@ -483,7 +523,9 @@ def apply_spec(
     seq_names = _value_names(seq)
     rank_names = [_value_names(r) for r in ranks]
     seq_shapes = _known_shapes(seq)
-    out = {rel.seq_value: rel for rel in relations}
+    out: dict[str, list[InputRelation]] = {}
+    for rel in relations:
+        out.setdefault(rel.seq_value, []).append(rel)
     for name, (layout, rank_values) in spec.relations.items():
         if name not in seq_names:
             raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
@@ -494,8 +536,17 @@ def apply_spec(
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
-        out[name] = InputRelation(name, layout, tuple(values), "spec")
-    return list(out.values())
+        out[name] = [InputRelation(name, layout, tuple(values), "spec")]
+    for name, pieces in (spec.micro_batches or {}).items():
+        if name not in seq_names:
+            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
+        for r in range(n):
+            missing = [v for _, v in pieces if v not in rank_names[r]]
+            if missing:
+                raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
+        _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
+        out[name] = [InputRelation(name, layout, (v,) * n, "spec") for layout, v in pieces]
+    return [rel for rels in out.values() for rel in rels]
 
 
 def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:

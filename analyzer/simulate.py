@@ -234,6 +234,7 @@ def run_ranks(
     int_ranges: Mapping[str, tuple[int, int]] | None = None,
     dims: Mapping[str, int] | None = None,
     timeout: float = 300.0,
+    aliases: Mapping[str, tuple[str, Layout]] | None = None,
 ) -> SimResult:
     """Run the sequential graph and all rank graphs on the same random inputs.
 
@@ -249,6 +250,8 @@ def run_ranks(
             :mod:`analyzer.sim.inputs` for the defaults: Gather bound, else ``[0, 8)``).
         dims: values of symbolic input dimensions (default 4 each).
         timeout: seconds a rank may wait at one collective.
+        aliases: rank inputs named otherwise than their sequential value (see
+            :func:`analyzer.sim.inputs.rank_inputs`).
 
     Returns:
         The :class:`SimResult`.
@@ -265,7 +268,7 @@ def run_ranks(
     rng = np.random.default_rng(seed)
     seq_feeds = random_inputs(seq_model, rng, dims=dims, int_ranges=int_ranges)
     partial_rng = np.random.default_rng([seed, 1])
-    feeds = rank_inputs(seq_feeds, rank_models, input_relations, partial_rng)
+    feeds = rank_inputs(seq_feeds, rank_models, input_relations, partial_rng, aliases)
 
     seq_values = _evaluate(
         seq_model,
@@ -296,6 +299,7 @@ def witness(
     seed: int = 0,
     int_ranges: Mapping[str, tuple[int, int]] | None = None,
     dims: Mapping[str, int] | None = None,
+    aliases: Mapping[str, tuple[str, Layout]] | None = None,
 ) -> dict[str, float]:
     """Max abs error of each sequential output rebuilt from the rank values.
 
@@ -308,6 +312,7 @@ def witness(
         seed: seed of the random inputs.
         int_ranges: see :func:`run_ranks`.
         dims: see :func:`run_ranks`.
+        aliases: see :func:`run_ranks`.
 
     Returns:
         ``{seq output name: relation_error}`` (``inf`` for a shape mismatch).
@@ -331,6 +336,7 @@ def witness(
         keep_intermediates=need_all,
         int_ranges=int_ranges,
         dims=dims,
+        aliases=aliases,
     )
     errors: dict[str, float] = {}
     for name, (layout, names) in output_relations.items():

@@ -28,12 +28,7 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     Raises:
         InputError: the graphs cannot be simulated (one-line reason).
     """
-    init = {i.name for i in inp.seq.graph.initializer}
-    fed = {
-        rel.seq_value: rel.layout
-        for rel in inp.relations
-        if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
-    }
+    fed, aliases = _fed_inputs(inp)
     wanted = {}
     for pos, out in enumerate(verdict.outputs):
         if out.layout is not None and all(out.rank_values):
@@ -42,7 +37,7 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
             layout = output_layout_from_shapes(inp.seq, inp.ranks, pos)
             wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks])
     try:
-        return witness(inp.seq, inp.ranks, fed, wanted, seed=seed)
+        return witness(inp.seq, inp.ranks, fed, wanted, seed=seed, aliases=aliases)
     except SimulationError as exc:
         raise InputError(f"numeric witness: {exc}") from None
     except MemoryError:
@@ -50,6 +45,22 @@ def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[
     except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
+
+
+def _fed_inputs(inp: CheckInput) -> tuple[dict[str, Layout], dict[str, tuple[str, Layout]]]:
+    """The layouts of the fed inputs named alike on every side, and the rank inputs named
+    otherwise (a spec's ``micro_batches``: one name per micro-batch, the same on every rank)."""
+    init = {i.name for i in inp.seq.graph.initializer}
+    fed: dict[str, Layout] = {}
+    aliases: dict[str, tuple[str, Layout]] = {}
+    for rel in inp.relations:
+        if rel.seq_value in init:
+            continue
+        if all(v == rel.seq_value for v in rel.rank_values):
+            fed[rel.seq_value] = rel.layout
+        elif rel.layout.micro is not None and len(set(rel.rank_values)) == 1:
+            aliases[rel.rank_values[0]] = (rel.seq_value, rel.layout)
+    return fed, aliases
 
 
 def output_layout_from_shapes(seq: onnx.ModelProto, ranks: list[onnx.ModelProto], pos: int) -> Layout:
@@ -97,14 +108,14 @@ def confirm_relations(
         key = (p["s"], p["kind"], p["axis"], p["param"])
         if key in holds:
             pieces[key][p["r"]].append(p["d"])
-    init = {i.name for i in inp.seq.graph.initializer}
-    fed = {
-        rel.seq_value: rel.layout
-        for rel in inp.relations
-        if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
-    }
+    fed, aliases = _fed_inputs(inp)
     sim = run_ranks(
-        inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seed=seed, keep_intermediates=True
+        inp.canonical_seq or inp.seq,
+        inp.canonical_ranks or inp.ranks,
+        fed,
+        seed=seed,
+        keep_intermediates=True,
+        aliases=aliases,
     )
     checks = []
     for (s, kind, axis, param), per_rank in pieces.items():

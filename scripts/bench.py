@@ -246,6 +246,8 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
 
 
 ENTANGLE = "## GraphGuard's published graphs (torch.fx dumps of Megatron-LM GPT and vLLM Qwen2)"
+# the dumps bundled with the repository (case.yaml `bundled: true`; the rest: --entangle DIR)
+BUNDLED_DUMPS = ROOT / "examples" / "entangle" / "published"
 
 
 def _entangle(data: Path, repeat: int, out_path: Path) -> None:
@@ -265,9 +267,10 @@ def _entangle(data: Path, repeat: int, out_path: Path) -> None:
     ]
     for case in sorted((ROOT / "examples" / "entangle").glob("*/case.yaml")):
         cfg = yaml.safe_load(case.read_text())
-        ranks = [data / r for r in cfg["ranks"]]
+        root = BUNDLED_DUMPS if cfg.get("bundled") else data
+        ranks = [root / r for r in cfg["ranks"]]
         spec = str(case.parent / cfg["spec"])
-        runs = [_run_child(data / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec) for _ in range(repeat)]
+        runs = [_run_child(root / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec) for _ in range(repeat)]
         out, wall, _ = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
         gg = cfg.get("graphguard_seconds")
         ratio = (f"{gg / wall:.0f}x" + ("" if gg / wall >= 100 else " (below 100x)")) if gg else "-"
@@ -292,9 +295,10 @@ def _corpus(out_path: Path) -> None:
         folder = case.parent
         kwargs: dict = {}
         if folder.parent.name == "entangle":
-            if not entangle.is_dir():
+            root = BUNDLED_DUMPS if cfg.get("bundled") else entangle
+            if not root.is_dir():
                 continue
-            seq, ranks = entangle / cfg["seq"], [entangle / r for r in cfg["ranks"]]
+            seq, ranks = root / cfg["seq"], [root / r for r in cfg["ranks"]]
             kwargs["relations"] = folder / cfg["spec"]
         elif (folder / "stage0.onnx").is_file():
             seq, ranks = folder / "seq.onnx", sorted(folder.glob("stage*.onnx"))

@@ -11,6 +11,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+# GraphGuard's published torch.fx dumps: some bundled (examples/entangle/published, PROVENANCE.md
+# there), the rest only in ../shared/data/entangle (not in CI)
+ENTANGLE_BUNDLED = EXAMPLES / "entangle" / "published"
+ENTANGLE_SHARED = SHARED_DATA / "entangle"
+
+
+def entangle_dumps_root(cfg: dict) -> Path:
+    """The folder an examples/entangle case.yaml's ``seq``/``ranks`` paths are relative to:
+    the bundled dumps with ``bundled: true``, otherwise ``../shared/data/entangle``."""
+    return ENTANGLE_BUNDLED if cfg.get("bundled") else ENTANGLE_SHARED
 
 
 def example_kind(folder: Path) -> str:

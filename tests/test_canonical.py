@@ -119,3 +119,30 @@ def test_flattened_linear_view_back_into_heads_is_left_alone():
     out = canonicalize(model)
     assert [n.op_type for n in out.graph.node] == ["Reshape", "MatMul", "Reshape"]
     assert next(n for n in out.graph.node if n.op_type == "MatMul").input[0] == "v"
+
+
+def _chained_linears():
+    """Megatron's backward as the sequential side writes it: the first linear's product is
+    viewed to 3-D and straight back to 2-D for the next one (view(_unsafe_view(mm))), which the
+    reshape-chain fold turns into the flat product itself."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["xf"]),
+        helper.make_node("MatMul", ["xf", "w1"], ["u1"]),
+        helper.make_node("Reshape", ["u1", "rows1"], ["y1"]),
+        helper.make_node("Reshape", ["y1", "flat1"], ["y1f"]),
+        helper.make_node("MatMul", ["y1f", "w2"], ["u2"]),
+        helper.make_node("Reshape", ["u2", "rows2"], ["y2"]),
+    ]
+    return _model(
+        nodes, [("x", [2, 3, 4]), ("w1", [4, 5]), ("w2", [5, 6])], [("y1", [2, 3, 5]), ("y2", [2, 3, 6])],
+        inits=[("flat", [6, 4]), ("rows1", [2, 3, 5]), ("flat1", [6, 5]), ("rows2", [2, 3, 6])],
+        value_info=[("xf", [6, 4]), ("u1", [6, 5]), ("y1f", [6, 5]), ("u2", [6, 6])],
+    )
+
+
+def test_chained_flattened_linears_both_become_3d():
+    model = _chained_linears()
+    out = canonicalize(model)
+    matmuls = [n for n in out.graph.node if n.op_type == "MatMul"]
+    assert [(n.input[0], n.output[0]) for n in matmuls] == [("x", "y1"), ("y1", "y2")]
+    _same_results(model, out, _feeds(model))

@@ -19,9 +19,10 @@ Case folders and how they are run (``_load``):
 * ``files: {seq, ranks, spec}`` — a TP x DP mesh (``scripts/export_hf_tp.py --mesh``), checked
   with its spec (``mesh.yaml``: the mesh and the replica's sequential graph);
 * ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
-* ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` with a spec;
-  no numeric witness (their graphs call vLLM and ATen kernels that have no ONNX reference
-  implementation), skipped when the data is absent;
+* ``data: ...`` — GraphGuard's torch.fx dumps under ``../shared/data/entangle`` (or bundled in
+  ``examples/entangle/published`` with ``bundled: true``) with a spec; no numeric witness
+  (their graphs call vLLM and ATen kernels that have no ONNX reference implementation),
+  skipped when the data is absent;
 * ``training_step: ...`` — data- and tensor-parallel training steps (``scripts/export_train_step.py``):
   skipped here, ``tests/test_train_steps.py`` runs them with the witness (their rules take
   about two minutes, more than this whole file).
@@ -35,13 +36,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, SHARED_DATA
+from conftest import EXAMPLES, entangle_dumps_root
 
 from analyzer import check
 from analyzer.errors import InputError
 from analyzer.witness import confirm_relations
 
-ENTANGLE = SHARED_DATA / "entangle"
 CASES = sorted(p.parent for p in EXAMPLES.rglob("case.yaml"))
 IDS = [str(c.relative_to(EXAMPLES)) for c in CASES]
 
@@ -79,10 +79,11 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     if "training_step" in cfg:
         pytest.skip("training step: run (with the witness) by tests/test_train_steps.py")
     if "data" in cfg:
-        if not ENTANGLE.is_dir():
-            pytest.skip(f"{ENTANGLE} (GraphGuard's published graphs) is not here")
-        ranks = [ENTANGLE / r for r in cfg["ranks"]]
-        return cfg, ENTANGLE / cfg["seq"], ranks, {"relations": case / cfg["spec"]}, False
+        root = entangle_dumps_root(cfg)
+        if not root.is_dir():
+            pytest.skip(f"{root} (GraphGuard's published graphs) is not here")
+        ranks = [root / r for r in cfg["ranks"]]
+        return cfg, root / cfg["seq"], ranks, {"relations": case / cfg["spec"]}, False
     files = cfg["files"]
     if "stages" in files:
         return cfg, case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}, True

@@ -48,3 +48,11 @@ def test_divisors_are_every_divisor_in_order():
 
     for n in [*range(0, 300), 1024, 4096, 14336, 53248, 128256, 2**20 + 1]:
         assert _divisors(n) == [d for d in range(1, n + 1) if n % d == 0], n
+
+
+def test_reshape_axis_map_with_a_data_dependent_size():
+    """u0 (the routed token count of a MoE layer) is a factor of its own and never split."""
+    assert reshape_axis_map(["u0", 6144], ["u0", 1, 6144], 2) == {1: 2}
+    assert reshape_axis_map(["u0", 1, 6144], ["u0", 6144], 2) == {2: 1}
+    assert reshape_axis_map(["u0", 8], ["u1", 8], 2) == {}  # other element counts
+    assert reshape_axis_map(["u0", 4, 6], ["u0", 24], 2) == {1: 1}

@@ -32,7 +32,11 @@ Rewrites:
 
 One pass over the nodes finds every match (matches never overlap); when the flattened input
 or the 2-D product has other readers, they keep reading it (the input's Reshape stays; the
-product becomes a view of the 3-D result), so the cost is linear in the graph size.
+product becomes a view of the 3-D result), so a pass costs time linear in the graph size. The
+flattened-linear pass repeats while it rewrites something: on one side ``view(_unsafe_view(mm))``
+folds back to the flat product, so the next linear reads a flat value that becomes a view of a
+3-D one only once the first linear is rewritten (Megatron's backward in GraphGuard's layer-norm
+case), while on the other side the same linear matches in the first pass.
 """
 
 from __future__ import annotations
@@ -325,6 +329,9 @@ def _splits_through_views(model: onnx.ModelProto) -> int:
     return len(added)
 
 
+_MAX_LINEAR_ROUNDS = 8  # a chain of k flattened linears folded into each other takes k rounds
+
+
 def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
@@ -333,5 +340,10 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     if _fold_reshape_chains(out):
         _drop_noops(out)
     _splits_through_views(out)  # first: the views it removes would otherwise look like a flattened linear's
-    _flattened_linears(out)
+    # again while something was rewritten: a product read flat by the next linear becomes a view
+    # of the 3-D result, which makes that linear a flattened one too (a chain of linears whose
+    # views were folded on one side and not on the other must end in the same form on both)
+    for _ in range(_MAX_LINEAR_ROUNDS):
+        if not _flattened_linears(out):
+            break
     return out

@@ -535,9 +535,15 @@ def _node_ids(nodes: Iterable[onnx.NodeProto]) -> list[str]:
 
 
 def _shape_text(dims: list[int | str]) -> str | None:
-    if any(not isinstance(d, int) or d < 0 for d in dims):
+    """``"32,1024"``; a data-dependent size of a torch.fx dump (an unbacked SymInt ``u0``, ``u1``,
+    the row count of ``aten.nonzero``) stays its name, ``"u0,1,1536"``, and is compared by name;
+    None with any other symbolic, unknown or negative size."""
+    if any(d < 0 if isinstance(d, int) else not _UNBACKED.fullmatch(d) for d in dims):
         return None
     return ",".join(str(d) for d in dims)
+
+
+_UNBACKED = re.compile(r"u[0-9]+")
 
 
 def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:

@@ -54,15 +54,25 @@ def _check_shape(cx: NodeCtx, got: Sequence[int], want: Sequence[int], what: str
         raise cx.fail(f"{what} {list(got)} does not match the annotation {list(want)}")
 
 
+def _numel(shape: Sequence[int | str]) -> tuple[int, tuple[str, ...]]:
+    """Element count of a shape: the product of its sizes and its data-dependent sizes' names."""
+    return math.prod(d for d in shape if isinstance(d, int)), tuple(sorted(d for d in shape if isinstance(d, str)))
+
+
 def _reshape(cx: NodeCtx) -> None:
     x = _first(cx)
     out = cx.type
     size = list(cx.a.values())[1]
-    if math.prod(cx.type_of(x).shape) != math.prod(out.shape) or len(size) != len(out.shape):
+    if _numel(cx.type_of(x).shape) != _numel(out.shape) or len(size) != len(out.shape):
         raise cx.fail(f"cannot view {cx.type_of(x)} as {list(size)} (annotation {out})")
-    if any(s not in (-1, o) for s, o in zip(size, out.shape)):
+    symbolic = [d for d in out.shape if isinstance(d, str)]
+    if len(symbolic) > 1:
+        raise cx.unsupported(f"view to {out} (more than one data-dependent size)")
+    if any(s not in (-1, o) and not isinstance(s, Ref) for s, o in zip(size, out.shape)):
         _check_shape(cx, size, out.shape, "size")
-    cx.op("Reshape", [x, cx.ints(out.shape, "shape")], out)
+    # a data-dependent size (sym_size.int) is the one -1 of the target
+    target = [-1 if isinstance(d, str) else d for d in out.shape]
+    cx.op("Reshape", [x, cx.ints(target, "shape")], out)
 
 
 def _t(cx: NodeCtx) -> None:
@@ -252,6 +262,27 @@ def _reduce(cx: NodeCtx) -> None:
     cx.op(cx.spec["onnx"], [x, cx.ints(axes, "axes")], out, keepdims=keep)
 
 
+def _mean(cx: NodeCtx) -> None:
+    """``aten.mean``: the sum over the reduced axes (all without ``dim``) divided by their element
+    count, as ATen computes it (native/ReduceOps.cpp, mean = sum / numel of the reduced axes);
+    written as ReduceSum then Div so it pairs with a sum followed by a division (a loss divided
+    by num_items_in_batch)."""
+    out = cx.type
+    x = cx.cast(cx.value(cx.a["self"]), out.dtype)
+    shape = cx.type_of(x).shape
+    dims = cx.a.get("dim")
+    keep = int(bool(cx.a.get("keepdim", False)))
+    if dims is None or dims == []:
+        axes = list(range(len(shape)))
+        total = cx.op("ReduceSum", [x], out, hint="sum", keepdims=keep)
+    else:
+        dims = dims if isinstance(dims, list) else [dims]
+        axes = sorted({_axis(cx, d, len(shape)) for d in dims})
+        total = cx.op("ReduceSum", [x, cx.ints(axes, "axes")], out, hint="sum", keepdims=keep)
+    count = math.prod(shape[a] for a in axes)
+    cx.op("Div", [total, cx.const(count, out.dtype, (), hint="count")], out)
+
+
 def _max_dim(cx: NodeCtx) -> None:
     x = cx.value(cx.a["self"])
     t_x = cx.type_of(x)
@@ -398,6 +429,35 @@ def _index(cx: NodeCtx) -> None:
     cx.op("Squeeze", [picked, cx.ints([-1], "axes")], cx.type)
 
 
+def _sigmoid_backward(cx: NodeCtx) -> None:
+    """``aten.sigmoid_backward(grad_output, output)`` = ``grad_output * output * (1 - output)``
+    (ATen native/BinaryOps.cpp sigmoid_backward), in the result dtype."""
+    out = cx.type
+    g = cx.cast(cx.value(cx.a["grad_output"]), out.dtype)
+    y = cx.cast(cx.value(cx.a["output"]), out.dtype)
+    rest = cx.op("Sub", [cx.const(1, out.dtype, (), hint="one"), y], cx.type_of(y), hint="one_minus")
+    slope = cx.op("Mul", [y, rest], cx.type_of(y), hint="slope")
+    cx.op("Mul", [g, slope], out)
+
+
+def _nonzero(cx: NodeCtx) -> None:
+    """``aten.nonzero``: the indices of the non-zero elements, one row each (``[u0, rank]``);
+    ONNX NonZero gives them one column each, so it is transposed."""
+    x = _first(cx)
+    rank = len(cx.type_of(x).shape)
+    cols = cx.op("NonZero", [x], TensorType("i64", (rank, cx.type.shape[0])), hint="columns")
+    cx.op("Transpose", [cols], cx.type, perm=[1, 0])
+
+
+def _sym_size(cx: NodeCtx) -> None:
+    """``aten.sym_size.int(x, dim)``: a data-dependent size, as a one-element int64 tensor
+    (ONNX Shape of that axis); views take their target from their annotation (-1 for that
+    size), fills of a data-dependent shape concatenate it."""
+    x = cx.value(cx.a["self"])
+    dim = _axis(cx, cx.a["dim"], len(cx.type_of(x).shape))
+    cx.op("Shape", [x], TensorType("i64", (1,)), start=dim, end=dim + 1)
+
+
 def _index_put(cx: NodeCtx) -> None:
     out = cx.type
     x = cx.cast(cx.value(cx.a["self"]), out.dtype)
@@ -461,7 +521,18 @@ def _fill(cx: NodeCtx) -> None:
     if not isinstance(value, (bool, int, float)):
         raise cx.unsupported(f"fill value {value!r}")
     tensor = _value_tensor(out.dtype, value)
-    cx.op("ConstantOfShape", [cx.ints(out.shape, "shape")], out, value=tensor)
+    if all(isinstance(d, int) for d in out.shape):
+        cx.op("ConstantOfShape", [cx.ints(out.shape, "shape")], out, value=tensor)
+        return
+    # a data-dependent shape: its sizes at run time, [sym_size.int(...), 1, 1536]
+    if size is None:
+        shape = cx.op("Shape", [cx.value(cx.a["self"])], TensorType("i64", (len(out.shape),)), hint="shape")
+    elif isinstance(size, list) and len(size) == len(out.shape):
+        parts = [cx.value(s) if isinstance(s, Ref) else cx.ints([s], "size") for s in size]
+        shape = cx.op("Concat", parts, TensorType("i64", (len(out.shape),)), hint="shape", axis=0)
+    else:
+        raise cx.unsupported(f"fill of the data-dependent shape {out} with size {size!r}")
+    cx.op("ConstantOfShape", [shape], out, value=tensor)
 
 
 def _value_tensor(dtype: str, value):
@@ -525,6 +596,10 @@ HANDLERS: dict[str, Callable[[NodeCtx], None]] = {
     "softmax": _softmax,
     "masked_fill": _masked_fill,
     "reduce": _reduce,
+    "mean": _mean,
+    "nonzero": _nonzero,
+    "sigmoid_backward": _sigmoid_backward,
+    "sym_size": _sym_size,
     "max_dim": _max_dim,
     "slice": _slice,
     "slice_scatter": _slice_scatter,

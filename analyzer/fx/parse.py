@@ -7,6 +7,10 @@ graph inputs, one assignment per node (``name: "f32[8, 1536]" = torch.ops.aten.m
 ``x = y[k]`` for items of tuple results, ``_tensor_constantN = self._tensor_constantN`` for
 constants, ``# File: path:line in fn, code: ...`` comments naming the source line of the nodes
 below them, and a ``return`` of a tuple, a list or ``pytree.tree_unflatten([...], ...)``.
+A data-dependent size (an unbacked SymInt: ``"i64[u0, 1]"`` after ``aten.nonzero``) stays a
+name in the shape; ``name: "Sym(u0)" = torch.ops.aten.sym_size.int(x, 0)`` is a node without a
+tensor type, and torch's bound checks of such sizes (``"Sym(u0 >= 0)"`` comparisons and
+``aten._assert_scalar``) are dropped.
 
 The text is read with :mod:`ast`; nothing in it is imported or run.
 """
@@ -62,10 +66,11 @@ _NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
 
 @dataclass(frozen=True)
 class TensorType:
-    """Dtype code (one of :data:`DTYPES`) and static shape of a value."""
+    """Dtype code (one of :data:`DTYPES`) and shape of a value: sizes, or the name of a
+    data-dependent size (an unbacked SymInt such as ``u0``, the row count of ``aten.nonzero``)."""
 
     dtype: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
@@ -145,6 +150,15 @@ class FxGraph:
         return f"{self.path}:{line}"
 
 
+def _is_sym(annotation: ast.expr) -> bool:
+    """A ``"Sym(...)"`` annotation: a symbolic integer or condition, not a tensor."""
+    return isinstance(annotation, ast.Constant) and str(annotation.value).startswith("Sym(")
+
+
+def _is_assert(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and (_dotted(value.func) or "").startswith("torch.ops.aten._assert_scalar")
+
+
 def torch_dtype(value: object) -> str | None:
     """Dtype code of a ``torch.<dtype>`` argument (``TorchConst("torch.int32")`` -> ``"i32"``), else None."""
     return _TORCH_DTYPES.get(value.text) if isinstance(value, TorchConst) else None
@@ -180,9 +194,10 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
 
     Raises:
         InputError: ``path:line: ...`` for a syntax error, text that is not an fx graph dump
-            (no ``forward`` method), an annotation that is not ``dtype[dims]`` with static
-            dims, a statement other than those listed in the module docstring, a name used
-            before it is defined or defined twice, or a constant without a known type.
+            (no ``forward`` method), an annotation that is not ``dtype[dims]`` with each
+            dim a size or a data-dependent size ``u<k>``, a statement other than those listed
+            in the module docstring, a name used before it is defined or defined twice, or a
+            constant without a known type.
     """
     text = _LAMBDA_CLASS.sub("class _lambda(", text)  # fx prints the class of a lambda module as <lambda>
     try:
@@ -277,9 +292,10 @@ class _Reader:
         if not m or m["dtype"] not in DTYPES:
             raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
-        if not all(re.fullmatch(r"[0-9]+", d) for d in dims):
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (symbolic or malformed dims)")
-        return TensorType(m["dtype"], tuple(int(d) for d in dims))
+        if not all(re.fullmatch(r"[0-9]+|u[0-9]+", d) for d in dims):
+            raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
+        # u0, u1, ...: unbacked SymInts, sizes only known at run time (aten.nonzero, MoE routing)
+        return TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
 
     def statement(self, stmt: ast.stmt) -> None:
         line = stmt.lineno
@@ -297,13 +313,29 @@ class _Reader:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple):
             self.flatten_spec(stmt)
             return
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and _is_sym(stmt.annotation):
+            self.symbolic(stmt.target.id, stmt.value, line)
+            return
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             self.node(stmt.target.id, stmt.value, self.annotation(stmt.annotation, line), line)
             return
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_assert(stmt.value):
+            return  # torch's runtime check of a data-dependent size's bounds: no value
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             self.node(stmt.targets[0].id, stmt.value, None, line)
             return
         raise self.fail(line, f"unsupported statement in an fx graph ({type(stmt).__name__})")
+
+    def symbolic(self, name: str, value: ast.expr | None, line: int) -> None:
+        """``name: "Sym(u0)" = torch.ops.aten.sym_size.int(x, 0)`` is a node without a tensor type
+        (the size a later view names); ``name: "Sym(u0 >= 0)" = size >= 0`` only feeds an
+        ``_assert_scalar`` and is dropped with it."""
+        if isinstance(value, ast.Compare):
+            self.define(name, line)
+            return
+        if not (isinstance(value, ast.Call) and (_dotted(value.func) or "").startswith("torch.ops.aten.sym_size")):
+            raise self.fail(line, "unsupported symbolic value (expected aten.sym_size.int or a comparison)")
+        self.node(name, value, None, line)
 
     def flatten_spec(self, stmt: ast.Assign) -> None:
         call = stmt.value

@@ -432,6 +432,7 @@ def rank_inputs(
     ranks: Sequence[onnx.ModelProto],
     input_relations: Mapping[str, Layout],
     rng: np.random.Generator,
+    aliases: Mapping[str, tuple[str, Layout]] | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """Derive every rank's fed inputs from the sequential ones.
 
@@ -441,6 +442,9 @@ def rank_inputs(
         input_relations: layout by input name; names that are initializers of a rank
             (or absent from it) are ignored for that rank.
         rng: randomness for Partial relations.
+        aliases: ``{rank input name: (sequential input name, layout)}`` for rank inputs named
+            otherwise than their sequential value (a micro-batch fed as an input of its own:
+            the spec's ``micro_batches``, ``Shard(axis, micro=(M, k))``).
 
     Returns:
         One ``{input name: array}`` per rank. A related input gets its piece of
@@ -458,6 +462,21 @@ def rank_inputs(
         mine: dict[str, np.ndarray] = {}
         for vi in feed_inputs(model):
             name = vi.name
+            if aliases and name in aliases and aliases[name][0] in seq_feeds:
+                source, layout = aliases[name]
+                key = f"{source} as {name}"
+                if key not in pieces:
+                    try:
+                        pieces[key] = distribute(layout, seq_feeds[source], n, rng=rng)
+                    except ValueError as exc:
+                        raise SimulationError(f"input {name!r}: cannot apply {layout} of {source!r}: {exc}") from exc
+                if _static_mismatch(pieces[key][r].shape, vi):
+                    raise SimulationError(
+                        f"rank {r}: input {name!r} under {layout} of {source!r} has shape "
+                        f"{list(pieces[key][r].shape)}, which contradicts its declared shape"
+                    )
+                mine[name] = pieces[key][r]
+                continue
             if name not in seq_feeds:
                 raise SimulationError(
                     f"rank {r}: input {name!r} is not an input of the sequential graph"
