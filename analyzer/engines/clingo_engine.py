@@ -386,18 +386,27 @@ def _term_relations(terms: Iterable[Term], into: set[str]) -> None:
             _term_relations(term.args, into)
 
 
+_ATTR = "_clingo_compiled"  # where _compiled keeps its result on the program (pickled with it)
+
+
 def _compiled(program: Program) -> _Compiled:
     """:func:`to_clingo` of ``program`` and the relations its rules read, computed once per
     program object (a program is not changed after it is loaded; its sizes are compared to
-    be safe)."""
+    be safe). The result is also kept on the program, so a program pickled after this call
+    (the driver's program cache) carries its translation (0.02-0.04 s a process)."""
     sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
     hit = _COMPILED.get(id(program))
     if hit is not None and hit[0]() is program and hit[1] == sig:
         return hit[2]
-    read: set[str] = set(program.outputs)
-    for rule in program.rules:
-        _read_relations(rule.body, read)
-    out = _Compiled(to_clingo(program), frozenset(read))
+    kept = program.__dict__.get(_ATTR)
+    if kept is not None and kept[0] == sig and isinstance(kept[1], _Compiled):
+        out = kept[1]
+    else:
+        read: set[str] = set(program.outputs)
+        for rule in program.rules:
+            _read_relations(rule.body, read)
+        out = _Compiled(to_clingo(program), frozenset(read))
+        program.__dict__[_ATTR] = (sig, out)
     for key in [k for k, (ref, _, _) in _COMPILED.items() if ref() is None]:
         del _COMPILED[key]
     _COMPILED[id(program)] = (weakref.ref(program), sig, out)
@@ -460,6 +469,11 @@ class ClingoEngine(Engine):
         return None
 
     graph_copies = True  # run() takes copies=
+
+    @classmethod
+    def prepare(cls, program: Program) -> None:
+        """Translate ``program`` to clingo now and keep the text on it (see :func:`_compiled`)."""
+        _compiled(program)
 
     def run(
         self,
