@@ -453,7 +453,7 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
-_CACHE_FORMAT = b"program + engine preparations, 2"  # part of the cache key: change it when what is pickled changes
+_CACHE_FORMAT = b"program + engine preparations, 3"  # part of the cache key: change it when what is pickled changes
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 
 
@@ -485,10 +485,9 @@ def _load_program_cached(paths: Sequence[Path]):
     from analyzer.dl import load_program
 
     program = _PROGRAMS[h.hexdigest()] = load_program(paths)
-    from analyzer.engines import ENGINES
+    from analyzer.engines import DEFAULT_ENGINE, ENGINES
 
-    for cls in ENGINES.values():
-        cls.prepare(program)  # e.g. clingo's translation, pickled with the program
+    ENGINES[DEFAULT_ENGINE].prepare(program)  # clingo's translation, pickled with the program
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
-import yaml
 
 from analyzer.errors import InputError
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
@@ -309,6 +308,8 @@ def load_spec(path: str | Path) -> Spec:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such spec file")
+    import yaml  # here: a check without a spec does not import it
+
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
