@@ -453,8 +453,42 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
-_CACHE_FORMAT = b"program + engine preparations, 3"  # part of the cache key: change it when what is pickled changes
+# part of the cache key: change it when what is pickled changes
+_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 5"
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
+
+
+class _StoredRules(Sequence):
+    """A cached program's rules, unpickled when first read: a check whose engine finds the
+    program's translation on it (clingo, :meth:`~analyzer.engines.base.Engine.prepare`) reads
+    only their number (unpickling the rules' syntax trees took 0.025 s of each process)."""
+
+    def __init__(self, blob: bytes, count: int) -> None:
+        self._blob: bytes | None = blob
+        self._count = count
+        self._rules: list | None = None
+
+    def _loaded(self) -> list:
+        if self._rules is None:
+            import pickle
+
+            self._rules = pickle.loads(self._blob)
+            self._blob = None
+        return self._rules
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        return self._loaded()[index]
+
+    def __iter__(self):
+        return iter(self._loaded())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (list, Sequence)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _load_program_cached(paths: Sequence[Path]):
@@ -463,6 +497,7 @@ def _load_program_cached(paths: Sequence[Path]):
     lives in ``$SHARDLOG_CACHE`` or ``~/.cache/shardlog``; any problem with it falls back to
     parsing. Within one process the same files give the same (unchanged) program object, so
     what an engine derives from a program (clingo's translation) is reused."""
+    import copy
     import hashlib
     import os
     import pickle
@@ -491,8 +526,10 @@ def _load_program_cached(paths: Sequence[Path]):
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        stored = copy.copy(program)
+        stored.rules = _StoredRules(pickle.dumps(program.rules, pickle.HIGHEST_PROTOCOL), len(program.rules))
         with tmp.open("wb") as fh:
-            pickle.dump(program, fh)
+            pickle.dump(stored, fh, pickle.HIGHEST_PROTOCOL)
         tmp.replace(cached)
     except OSError:
         pass

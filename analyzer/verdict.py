@@ -104,7 +104,8 @@ def _hint_texts() -> dict[str, str]:
     import yaml  # here: a verified check without hints does not import it
 
     path: Path = hints_catalog()
-    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items()}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return {str(k): str(v) for k, v in (data or {}).items()}
 
 
 def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:

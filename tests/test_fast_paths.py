@@ -167,9 +167,22 @@ def test_program_cache_carries_the_clingo_translation(tmp_path, monkeypatch):
     again = driver._load_program_cached(paths)  # from the pickle
     assert again is not first
     assert again.__dict__["_clingo_compiled"][1].text == first.__dict__["_clingo_compiled"][1].text
+    # the rules' syntax trees are unpickled only when read (clingo reads only their number)
+    assert len(again.rules) == len(first.rules) and again.rules._rules is None
+    assert again.rules == first.rules and list(again.rules) == list(first.rules)
+    assert again == first
 
 
 def test_engine_classes_are_read_lazily_by_name():
     assert list(ENGINES) == ["clingo", "souffle", "pydatalog"]
     assert ENGINES["clingo"] is ClingoEngine
     assert ENGINES.get("nope") is None
+
+
+def test_libyaml_reads_the_bundled_tables_as_the_python_loader_does():
+    from analyzer.fx import to_onnx
+    from analyzer.rulebook import hints_catalog
+
+    for path in (Path(to_onnx.__file__).with_name("aten_ops.yaml"), hints_catalog()):
+        text = path.read_text(encoding="utf-8")
+        assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)
