@@ -107,6 +107,7 @@ class _Graph:
         self.relations = relations
         g = model.graph
         self.layer, self.ins, self.outs, self.items = [], [], [], []
+        layer, ins, outs, items = self.layer.append, self.ins.append, self.outs.append, self.items.append
         scopes: dict[str, int | None] = {}  # layer_of by scope text, which many nodes share
         for n in g.node:  # one pass over the protos (each field read builds Python objects)
             for prop in n.metadata_props:
@@ -115,16 +116,16 @@ class _Graph:
                     if text not in scopes:
                         m = _LAYER.search(text)
                         scopes[text] = int(m.group(1)) if m else None
-                    self.layer.append(scopes[text])
+                    layer(scopes[text])
                     break
             else:
                 m = _LAYER.search(n.name)
-                self.layer.append(int(m.group(1)) if m else None)
-            self.ins.append(tuple(n.input))
-            self.outs.append(tuple(n.output))
+                layer(int(m.group(1)) if m else None)
+            ins(n.input[:])  # lists (slicing a repeated field is the fastest copy)
+            outs(n.output[:])
             attrs = n.attribute
-            key = tuple(sorted(a.SerializeToString() for a in attrs)) if attrs else ()
-            self.items.append((n.op_type, n.domain, key))
+            key = tuple(sorted([a.SerializeToString() for a in attrs])) if attrs else ()
+            items((n.op_type, n.domain, key))
         self.position = list(range(len(self.ins)))
         self.shapes = _shapes(model)
         self.consts = {
@@ -232,7 +233,7 @@ class _Graph:
         for p, ins in zip(self.position, self.ins):
             node = out.graph.node.add()
             node.CopyFrom(g.node[p])
-            if tuple(node.input) != ins:
+            if node.input[:] != list(ins):
                 node.input[:] = ins
         used = {o for outs in self.outs for o in outs} | {v for ins in self.ins for v in ins} | set(self.graph_outputs)
         for name in ("value_info", "initializer", "input"):

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
-import yaml
 
 from analyzer.errors import InputError
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
@@ -124,6 +123,17 @@ class Spec:
     micro_batches: Mapping[str, tuple[tuple[Layout, str], ...]] | None = None
 
 
+def _per_model(fn, models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> list:
+    """``[fn(m) for m in models]`` for a ``fn`` that reads only the graph, calling it once per
+    distinct graph: ``same[i]`` is the index of an earlier model whose graph is stored like
+    model i's (i when none; see :class:`analyzer.driver.CheckInput`). Results are shared."""
+    out: list = []
+    for i, m in enumerate(models):
+        j = same[i] if same is not None and len(same) == len(models) else i
+        out.append(out[j] if j < i else fn(m))
+    return out
+
+
 def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
     """Shapes of graph inputs and initializers (symbolic dims as strings)."""
     shapes: dict[str, tuple[int | str, ...]] = {}
@@ -157,13 +167,15 @@ def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Lay
 
 
 def infer_input_relations(
-    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], same: Sequence[int] | None = None
 ) -> tuple[list[InputRelation], list[str]]:
     """Infer input relations from names and shapes.
 
     Args:
         seq: the sequential model.
         ranks: the rank models, rank 0 first.
+        same: optional, per rank the index of the first rank whose graph is stored byte for
+            byte like its own (its shapes and constants are read once).
 
     Returns:
         (relations, notes): one relation per seq graph input or initializer found by name
@@ -171,9 +183,9 @@ def infer_input_relations(
     """
     n = len(ranks)
     seq_shapes = _boundary_shapes(seq)
-    rank_shapes = [_boundary_shapes(r) for r in ranks]
+    rank_shapes = _per_model(_boundary_shapes, ranks, same)
     seq_consts = _small_constants(seq)
-    rank_consts = [_small_constants(r) for r in ranks]
+    rank_consts = _per_model(_small_constants, ranks, same)
     relations: list[InputRelation] = []
     notes: list[str] = []
     for name, shape in seq_shapes.items():
@@ -324,6 +336,8 @@ def load_spec(path: str | Path) -> Spec:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such spec file")
+    import yaml  # here: a check without a spec does not import it
+
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
@@ -564,7 +578,10 @@ def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
 
 
 def check_weight_values(
-    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], relations: Sequence[InputRelation]
+    seq: onnx.ModelProto,
+    ranks: Sequence[onnx.ModelProto],
+    relations: Sequence[InputRelation],
+    same: Sequence[int] | None = None,
 ) -> tuple[list[InputRelation], list[MisplacedChunk], list[str]]:
     """Confirm inferred ``Shard`` relations of weights by their values, where both sides store them.
 
@@ -578,6 +595,7 @@ def check_weight_values(
         seq: the sequential model.
         ranks: the rank models.
         relations: inferred input relations.
+        same: as for :func:`infer_input_relations` (arrays of one graph are read once).
 
     Returns:
         (relations, misplaced, notes): the relations without the refuted ones; for each rank
@@ -596,7 +614,8 @@ def check_weight_values(
     if not candidates:
         return list(relations), [], []
     seq_arrays = _inline_array(seq, set(candidates))
-    rank_arrays = [_inline_array(m, {rel.rank_values[r] for rel in candidates.values()}) for r, m in enumerate(ranks)]
+    wanted = {d for rel in candidates.values() for d in rel.rank_values}
+    rank_arrays = _per_model(lambda m: _inline_array(m, wanted), ranks, same)
     refuted: dict[str, list[MisplacedChunk]] = {}
     for name, rel in candidates.items():
         full = seq_arrays.get(name)

@@ -13,8 +13,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from analyzer.driver import CheckInput, Derivation
 from analyzer.layout import Layout
 from analyzer.rulebook import hints_catalog
@@ -103,8 +101,11 @@ class _Index:
 
 
 def _hint_texts() -> dict[str, str]:
+    import yaml  # here: a verified check without hints does not import it
+
     path: Path = hints_catalog()
-    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items()}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return {str(k): str(v) for k, v in (data or {}).items()}
 
 
 def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
@@ -136,12 +137,12 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     outputs = _outputs(ix, n)
     unexplained = [o.name for o in outputs if o.relation is None]
     checks = [rel for rel in ix.decls if rel.startswith("Check_") and ix.t.get(rel)]
-    hints = _hint_texts()
     hint_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
     for row in ix.rows("Hint"):
         hint_ids[("seq", row["n"])].append(row["hint"])
     for row in ix.rows("RankHint"):
         hint_ids[(row["g"], row["m"])].append(row["hint"])
+    hints = _hint_texts() if hint_ids else {}  # the catalog is read only when a hint is shown
     tried: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RuleTried"):
         tried[row["n"]].append(row["file"])

@@ -17,6 +17,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,16 +29,17 @@ LARGE_CHILD = r"""
 import json, sys, time
 import onnx
 files = sys.argv[2:]
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 for f in files:
     onnx.load(f, load_external_data=False)
-t_load = time.perf_counter() - t0
-t1 = time.perf_counter()
+c1, t1 = time.process_time(), time.perf_counter()
+t_load = t1 - t0
 from analyzer import check
 t2 = time.perf_counter()
 r = check(files[0], files[1:], memoize=sys.argv[1] == "memo")
-t3 = time.perf_counter()
+c3, t3 = time.process_time(), time.perf_counter()
 print(json.dumps({"verdict": r.verdict, "onnx_load": t_load, "import": t2 - t1, "check": t3 - t2, "total": t3 - t1,
+                  "cpu_ratio": (c3 - c1) / max(c1 - c0, 1e-9),
                   **r.derivation.timings,
                   "memo_note": r.derivation.memo, "first": (r.verdict_.discrepancies[0].scope
                   if r.verdict_.discrepancies else ""),
@@ -87,16 +89,42 @@ def write_section(path: Path, heading: str, body: str) -> None:
     path.write_text(out, encoding="utf-8")
 
 
+PYCACHE = Path(tempfile.gettempdir()) / f"shardlog-bench-pycache-{os.getuid()}"
+
+
+def _child_env(bytecode: bool) -> dict[str, str]:
+    """The children's environment. ``bytecode``: Python's bytecode cache on, in ``PYCACHE``
+    (as for an installed package, whose modules pip compiles once); off: no bytecode is written
+    (``PYTHONDONTWRITEBYTECODE=1``, no cache prefix), as this project's build machine runs
+    Python by default: a source checkout without ``__pycache__`` folders is compiled by every
+    child (installed packages keep their own bytecode)."""
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
 def _run_child(
-    seq: Path, ranks: list[Path], memo: bool, child: str = CHILD, first: str | None = None
+    seq: Path,
+    ranks: list[Path],
+    memo: bool,
+    child: str = CHILD,
+    first: str | None = None,
+    bytecode: bool = True,
 ) -> tuple[dict, float, float]:
-    start = time.perf_counter()
     head = first if first is not None else ("memo" if memo else "nomemo")
+    env = _child_env(bytecode)
+    start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", child, head, str(seq), *map(str, ranks)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
+        env=env,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -104,6 +132,28 @@ def _run_child(
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"bench: child failed for {seq}: {proc.stderr.read().decode()[-500:]}")
     return json.loads(out), wall, usage.ru_maxrss / 1024.0
+
+
+def _cli_run(args: list[str], bytecode: bool) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one ``shardlog check ARGS`` process
+    (``python -m analyzer.cli``; exit status 0 or 1, the verdicts)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer.cli", "check", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=_child_env(bytecode),
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"bench: shardlog check {' '.join(args)} failed: {proc.stderr.read().decode()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def _timed_runs(repeat: int, bytecode: bool, *args, **kwargs) -> list[tuple[dict, float, float]]:
+    """``repeat`` timed child runs; with the bytecode cache, one untimed run first fills it."""
+    if bytecode:
+        _run_child(*args, bytecode=True, **kwargs)
+    return [_run_child(*args, bytecode=bytecode, **kwargs) for _ in range(repeat)]
 
 
 @click.command()
@@ -209,13 +259,17 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         ranks = sorted(folder.glob("rank*.onnx"), key=lambda p: int(p.stem[4:]))
         files = [folder / "seq.onnx", *ranks]
         mb = sum(f.stat().st_size for f in files) / 2**20
-        runs = [_run_child(files[0], ranks, True, LARGE_CHILD) for _ in range(repeat)]
+        runs = _timed_runs(repeat, True, files[0], ranks, True, LARGE_CHILD)
         data, wall, rss = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
         base = max(data["onnx_load"], 1e-9)
+        # the same without a bytecode cache: every child compiles the analyzer's sources
+        cold = sorted(_timed_runs(repeat, False, files[0], ranks, True, LARGE_CHILD), key=lambda x: x[1])
+        src = cold[len(cold) // 2][0]
         rows.append(
             f"| {folder.name} (N={len(ranks)}) | {data['nodes']} | {mb:.0f} | {data['verdict']} | "
             f"{data['first'] or '-'} | {wall:.2f} | {data['import']:.2f} | {data['check']:.2f} | "
             f"{data['onnx_load']:.3f} | {data['total'] / base:.1f} | {data['check'] / base:.1f} | "
+            f"{data['cpu_ratio']:.1f} | {src['total'] / max(src['onnx_load'], 1e-9):.1f} | "
             f"{data['load']:.2f} | {data.get('memo', 0):.2f} | {data['facts']:.2f} | {data['engine']:.2f} | "
             f"{data['facts_rows']} | {rss:.0f} |"
         )
@@ -229,7 +283,11 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         f"{repeat} child processes. Wall = the child process; onnx.load = plain `onnx.load(f,",
         "load_external_data=False)` of the same files, first thing in the child (the floor); import = `from",
         "analyzer import check` after that; check = the `check()` call. Ratio = (import + check) / onnx.load,",
-        "the issue's definition; check ratio = check / onnx.load (in-process, after imports). load = ONNX load +",
+        "the issue's definition; check ratio = check / onnx.load (in-process, after imports); ratio, CPU = the",
+        "same with the process's CPU time instead of wall (less sensitive to other jobs). The children run",
+        "with Python's bytecode cache (as an installed package, whose modules pip compiles once; one untimed",
+        "run fills it); ratio, sources compiled = the same with `PYTHONDONTWRITEBYTECODE=1`, as this",
+        "machine's environment sets it: every child compiles the analyzer's modules first. load = ONNX load +",
         "input checks + relations; memo = layer fingerprints, collapse, canonical form of the collapsed graphs;",
         "engine = clingo. The rank files of these weight-free exports hold byte-identical graphs: checked,",
         "fingerprinted and turned into facts once, and clingo parses their facts once (`same_graph` in",
@@ -238,8 +296,9 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         "the check, and the ratio falls as the files grow.",
         "",
         "| graphs | nodes (seq) | MB | verdict | first discrepancy | wall s | import s | check s | onnx.load s "
-        "| ratio | check ratio | load s | memo s | facts s | engine s | fact rows | peak RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| ratio | check ratio | ratio, CPU | ratio, sources compiled | load s | memo s | facts s | engine s "
+        "| fact rows | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]
     write_section(out_path, SCALE, "\n".join(lines) + "\n")
@@ -257,26 +316,41 @@ def _entangle(data: Path, repeat: int, out_path: Path) -> None:
         f"Measured by `python scripts/bench.py --entangle ../shared/data/entangle --repeat {repeat}` on "
         f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}: the median of {repeat} "
         "child processes,",
-        "wall = the whole `shardlog check` (interpreter start, imports, importing the dumps, rules, report);",
+        "wall = the whole `shardlog check SEQ RANKS --relations SPEC` process (`python -m analyzer.cli`:",
+        "interpreter start, imports, importing the dumps, rules, text report); import, check and engine are",
+        "measured in a child calling `check()` (import = `from analyzer import check`, with onnx);",
         "check = inside `check()` only. GraphGuard's times are the published ones (16-core AMD EPYC 7302P);",
         "ratio = GraphGuard / our wall. The issue's target is at least 100x on every case; where the",
-        "ratio is lower, the table says so.",
+        "ratio is lower, the table says so. CPU = user + system time of the same process (less",
+        "sensitive than wall to other jobs on the machine).",
         "",
-        "| case | ranks | nodes/rank (ONNX) | verdict | wall s | check s | engine s | GraphGuard s | ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Children run with Python's bytecode cache (as an installed package; one untimed run fills it);",
+        "wall, sources compiled = the same with `PYTHONDONTWRITEBYTECODE=1` (this machine's default",
+        "environment), where every child compiles the analyzer's modules first.",
+        "",
+        "| case | ranks | nodes/rank (ONNX) | verdict | wall s | CPU s | wall s, sources compiled | import s "
+        "| check s | engine s | GraphGuard s | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case in sorted((ROOT / "examples" / "entangle").glob("*/case.yaml")):
         cfg = yaml.safe_load(case.read_text())
         root = BUNDLED_DUMPS if cfg.get("bundled") else data
         ranks = [root / r for r in cfg["ranks"]]
         spec = str(case.parent / cfg["spec"])
-        runs = [_run_child(root / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec) for _ in range(repeat)]
-        out, wall, _ = sorted(runs, key=lambda x: x[1])[len(runs) // 2]
+        runs = _timed_runs(repeat, True, root / cfg["seq"], ranks, True, ENTANGLE_CHILD, first=spec)
+        out = sorted(runs, key=lambda x: x[1])[len(runs) // 2][0]
+        args = [str(root / cfg["seq"]), *map(str, ranks), "--relations", spec]
+        _cli_run(args, True)  # untimed: fills the bytecode cache for the CLI's own modules
+        timed = [_cli_run(args, True) for _ in range(repeat)]
+        wall = statistics.median(w for w, _ in timed)
+        cpu = statistics.median(c for _, c in timed)
+        wall_src = statistics.median(_cli_run(args, False)[0] for _ in range(repeat))
         gg = cfg.get("graphguard_seconds")
         ratio = (f"{gg / wall:.0f}x" + ("" if gg / wall >= 100 else " (below 100x)")) if gg else "-"
         lines.append(
-            f"| {case.parent.name} | {len(ranks)} | {out['nodes']} | {out['verdict']} | {wall:.2f} | "
-            f"{out['check']:.2f} | {out['engine']:.2f} | {gg if gg else '-'} | {ratio} |"
+            f"| {case.parent.name} | {len(ranks)} | {out['nodes']} | {out['verdict']} | {wall:.2f} | {cpu:.2f} | "
+            f"{wall_src:.2f} | {out['import']:.2f} | {out['check']:.2f} | {out['engine']:.2f} | "
+            f"{gg if gg else '-'} | {ratio} |"
         )
         click.echo(f"{case.parent.name}: {wall:.2f} s, {out['verdict']}")
     write_section(out_path, ENTANGLE, "\n".join(lines) + "\n")

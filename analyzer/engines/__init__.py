@@ -7,10 +7,10 @@ golden conformance suite (``tests/rules/``) keeps them in agreement.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
+
 from analyzer.engines.base import Engine, EngineError, EngineUnavailable, UnknownEngine
-from analyzer.engines.clingo_engine import ClingoEngine
-from analyzer.engines.pydatalog_engine import PyDatalogEngine
-from analyzer.engines.souffle_engine import SouffleEngine
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -26,12 +26,30 @@ __all__ = [
 #: The engine used when none is named.
 DEFAULT_ENGINE = "clingo"
 
-#: Engine classes by name, in order of preference.
-ENGINES: dict[str, type[Engine]] = {
-    ClingoEngine.name: ClingoEngine,
-    SouffleEngine.name: SouffleEngine,
-    PyDatalogEngine.name: PyDatalogEngine,
+_MODULES = {  # engine name -> (module, class), in order of preference
+    "clingo": ("analyzer.engines.clingo_engine", "ClingoEngine"),
+    "souffle": ("analyzer.engines.souffle_engine", "SouffleEngine"),
+    "pydatalog": ("analyzer.engines.pydatalog_engine", "PyDatalogEngine"),
 }
+
+
+class _EngineClasses(Mapping):
+    """Engine classes by name; an engine's module is imported when its class is first read
+    (a check with the default engine does not import the others)."""
+
+    def __getitem__(self, name: str) -> type[Engine]:
+        module, cls = _MODULES[name]
+        return getattr(importlib.import_module(module), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+#: Engine classes by name, in order of preference.
+ENGINES: Mapping[str, type[Engine]] = _EngineClasses()
 
 
 def get_engine(name: str = DEFAULT_ENGINE) -> Engine:

@@ -54,6 +54,16 @@ class Engine(ABC):
     name: str = ""
 
     @classmethod
+    def prepare(cls, program: Program) -> None:
+        """Work this engine can do on a loaded program once, kept on the program object (and
+        in the driver's program cache with it); none by default.
+
+        Args:
+            program: A checked program (not changed otherwise).
+        """
+        return None
+
+    @classmethod
     def unavailable_reason(cls) -> str | None:
         """Why this engine cannot run here, or ``None`` if it can.
 

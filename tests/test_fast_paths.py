@@ -1,0 +1,188 @@
+"""Fast paths of a check give exactly what the slow paths give.
+
+* clingo without the rules that cannot change an output (:mod:`analyzer.engines.relevance`)
+  derives the same output relations, verdict and report as with the whole library;
+* input relations, weight-value checks and the same-model check read each distinct rank
+  graph once (``same`` in :func:`analyzer.relations.infer_input_relations`): the same
+  relations as reading every rank;
+* the program cache carries clingo's translation.
+
+Cases: bundled examples (verified and bugs, tensor / sequence / vocab / expert / context
+parallel, a pipeline) and rule-level programs written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import EXAMPLES
+
+from analyzer import check
+from analyzer.dl import parse_string
+from analyzer.engines import ENGINES, get_engine
+from analyzer.engines.clingo_engine import ClingoEngine
+from analyzer.engines.relevance import kept_rules, rule_shapes
+from analyzer.report import to_json
+
+CASES = [
+    "llama_tp2",
+    "llama_tp2_bug_missing_allreduce",
+    "llama_tp2_sp_bug_collective_order",
+    "llama_tp4_kv2_bug_kv_heads_misassigned",
+    "qwen2_tp2_vocab_bug_gather_axis",
+    "qwen2_tp2_vocab_bug_extra_allreduce",
+    "mixtral_ep2_bug_expert_placement",
+    "deepspeed_moe_ep2_bug_missing_combine_alltoall",
+    "llama_cp2_bug_rotary_offset",
+    "gemma2_tp2_bug_norm_partial",
+    "llama_pp2_bug_swapped_rope",
+]
+
+
+def _args(case: Path) -> tuple[Path, list[Path], dict]:
+    cfg = yaml.safe_load((case / "case.yaml").read_text())
+    files = cfg["files"]
+    if "stages" in files:
+        return case / files["seq"], [case / f for f in files["stages"]], {"pipeline": len(files["stages"])}
+    spec = files.get("spec", cfg.get("spec"))
+    return case / files["seq"], [case / f for f in files["ranks"]], ({"relations": case / spec} if spec else {})
+
+
+def _report(result) -> dict:
+    """The JSON report without the time it took."""
+    out = to_json(result)
+    out.pop("seconds", None)
+    out.pop("timings", None)
+    return out
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_pruned_rules_give_the_same_outputs_and_report(name, monkeypatch):
+    case = EXAMPLES / name
+    if not (case / "case.yaml").is_file():
+        pytest.skip(f"{case} is not bundled")
+    seq, ranks, extra = _args(case)
+    fast = check(seq, ranks, **extra)
+    monkeypatch.setattr(ClingoEngine, "prune", False)
+    slow = check(seq, ranks, **extra)
+    assert fast.derivation.derived == slow.derivation.derived
+    assert fast.verdict == slow.verdict == yaml.safe_load((case / "case.yaml").read_text())["expected"]
+    assert _report(fast) == _report(slow)  # outputs, discrepancies, hints, sources
+
+
+PROGRAM = """
+.decl Node(g: symbol, n: symbol, op: symbol)
+.input Node
+.decl Extra(x: symbol)
+.input Extra
+.decl Out(n: symbol)
+.output Out
+.decl Helper(n: symbol)
+.decl Unread(n: symbol)
+Out(n) :- Node("seq", n, "MatMul").
+Out(n) :- Node("seq", n, "Gather"), Extra(n).
+Out(n) :- Helper(n).
+Helper(n) :- Node(_, n, "Gather").
+Unread(n) :- Node(_, n, _).
+Out(n) :- Node(_, n, "Add"), !Extra(n).
+"""
+
+
+def _kept(facts: dict) -> list[str]:
+    program = parse_string(PROGRAM)
+    shapes = rule_shapes(program)
+    given = {name for name, rows in facts.items() if rows}
+
+    def values(rel, col):
+        return {row[col] for row in facts.get(rel, [])}
+
+    return [f"{program.rules[i].head.relation}#{i}" for i in kept_rules(shapes, program.outputs, given, values)]
+
+
+def test_kept_rules_drop_dead_and_unread_rules_only():
+    # no Gather node: the rules needing one are dead (so is Helper, and the Out rule reading it);
+    # Unread is read by nothing and is no output; the negated empty Extra keeps the Add rule
+    facts = {"Node": [("seq", "a", "MatMul"), ("r0", "b", "Add")], "Extra": []}
+    assert _kept(facts) == ["Out#0", "Out#5"]
+    # constants are matched column by column (Out#1 is kept though seq has no Gather: safe side)
+    facts = {"Node": [("seq", "a", "MatMul"), ("r0", "g", "Gather")], "Extra": [("g",)]}
+    assert _kept(facts) == ["Out#0", "Out#1", "Out#2", "Helper#3"]
+    facts["Node"].append(("r0", "b", "Add"))
+    assert _kept(facts) == ["Out#0", "Out#1", "Out#2", "Helper#3", "Out#5"]
+
+
+def test_pruned_program_derives_what_the_whole_program_derives():
+    program = parse_string(PROGRAM)
+    for facts in (
+        {"Node": [("seq", "a", "MatMul"), ("r0", "b", "Add")]},
+        {"Node": [("seq", "g", "Gather"), ("r0", "h", "Gather"), ("r0", "b", "Add")], "Extra": [("g",), ("b",)]},
+        {"Node": []},
+    ):
+        fast = ClingoEngine().run(program, facts)
+        slow = ClingoEngine()
+        slow.prune = False
+        assert fast == slow.run(program, facts)
+        assert fast == get_engine("pydatalog").run(program, facts)
+
+
+def test_same_graph_relations_equal_reading_every_rank():
+    from analyzer.driver import _rank_twins, load_inputs
+    from analyzer.relations import check_weight_values, infer_input_relations
+
+    for name in ("llama_tp2", "llama_tp4_kv2_bug_kv_heads_misassigned", "qwen2_tp2_vocab"):
+        seq, ranks, _ = _args(EXAMPLES / name)
+        inp = load_inputs(seq, ranks)
+        twins = _rank_twins(inp.same_graph)
+        assert infer_input_relations(inp.seq, inp.ranks, twins) == infer_input_relations(inp.seq, inp.ranks)
+        rel, _ = infer_input_relations(inp.seq, inp.ranks)
+        assert check_weight_values(inp.seq, inp.ranks, rel, twins) == check_weight_values(inp.seq, inp.ranks, rel)
+        # every rank graph stored like rank 0's one: as if they were one graph
+        same = [0] * len(inp.ranks)
+        if all(r.graph == inp.ranks[0].graph for r in inp.ranks):
+            assert infer_input_relations(inp.seq, inp.ranks, same) == infer_input_relations(inp.seq, inp.ranks)
+
+
+def test_rank_twins_map_same_graph_to_rank_indices():
+    from analyzer.driver import _rank_twins
+
+    assert _rank_twins([]) is None
+    assert _rank_twins([0, 1, 1, 1]) == [0, 0, 0]
+    assert _rank_twins([0, 1, 2, 1]) == [0, 1, 0]
+    assert _rank_twins([0, 0, 2]) == [0, 1]  # a rank stored like seq reads its own graph
+
+
+def test_program_cache_carries_the_clingo_translation(tmp_path, monkeypatch):
+    from analyzer import driver
+    from analyzer.rulebook import rule_files, schema_files
+
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    paths = [*schema_files(), *rule_files([])]
+    first = driver._load_program_cached(paths)
+    assert "_clingo_compiled" in first.__dict__
+    assert list(tmp_path.glob("program-*.pickle"))
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    again = driver._load_program_cached(paths)  # from the pickle
+    assert again is not first
+    assert again.__dict__["_clingo_compiled"][1].text == first.__dict__["_clingo_compiled"][1].text
+    # the rules' syntax trees are unpickled only when read (clingo reads only their number)
+    assert len(again.rules) == len(first.rules) and again.rules._rules is None
+    assert again.rules == first.rules and list(again.rules) == list(first.rules)
+    assert again == first
+
+
+def test_engine_classes_are_read_lazily_by_name():
+    assert list(ENGINES) == ["clingo", "souffle", "pydatalog"]
+    assert ENGINES["clingo"] is ClingoEngine
+    assert ENGINES.get("nope") is None
+
+
+def test_libyaml_reads_the_bundled_tables_as_the_python_loader_does():
+    from analyzer.fx import to_onnx
+    from analyzer.rulebook import hints_catalog
+
+    for path in (Path(to_onnx.__file__).with_name("aten_ops.yaml"), hints_catalog()):
+        text = path.read_text(encoding="utf-8")
+        assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)
