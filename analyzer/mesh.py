@@ -198,6 +198,9 @@ def check_mesh(
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)
+    disagree = _other_axis_agreement(info, inner)
+    if disagree:
+        verdict = replace(verdict, verdict="discrepancy", discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
     result = replace(primary, verdict_=verdict, numeric={}, mesh=info)
@@ -250,6 +253,55 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
     )
     no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
     return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule)
+
+
+def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:
+    """Per mesh axis other than ``inner``: the op types of the model's collectives over it, in
+    issue (node) order."""
+    out: dict[str, list[str]] = {}
+    for node in model.graph.node:
+        axis = next((a.s.decode() for a in node.attribute if a.name == "mesh_axis"), None)
+        if axis is not None and axis != inner:
+            out.setdefault(axis, []).append(f"{node.domain}::{node.op_type}")
+    return out
+
+
+def _other_axis_agreement(info: MeshInfo, inner: str) -> list[Discrepancy]:
+    """The condition that makes ``rules/collectives/other_axis.dl`` sound (docs/mesh.md): a
+    collective over another axis (the dp gradient all-reduce) sums the values of *every* tp
+    group, so a relation it carries in one group's check must hold at its input in every group.
+    Required: every rank issues the same collectives over each other axis, and every group's
+    check derives the same ``OtherAxisCommutes`` rows (byte-identical groups reuse one check).
+
+    Returns:
+        One discrepancy per condition that fails (none when there are no such collectives).
+    """
+    tp_checks = [c for c in info.checks if c.axis == inner]
+    problems = []
+    calls = [(r, _other_axis_collectives(m, inner)) for c in tp_checks for r, m in zip(c.ranks, c.result.inputs.ranks)]
+    first_r, first_calls = calls[0]
+    for r, seen in calls[1:]:
+        if seen != first_calls:
+            problems.append(
+                f"rank {r} issues other collectives over {', '.join(sorted(set(seen) | set(first_calls)))} "
+                f"than rank {first_r}: collectives over another mesh axis do not pair across the {inner} groups"
+            )
+            break
+    rows = [(c, {tuple(row) for row in c.result.derivation.derived.get("OtherAxisCommutes", [])}) for c in tp_checks]
+    _, first_rows = rows[0]
+    for c, got in rows[1:]:
+        if got != first_rows:
+            only = sorted(got ^ first_rows)[0]
+            problems.append(
+                f"the {only[1]}-th collective over {only[0]} carries {only[2]} in one {inner} group's check but not in "
+                f"{tp_checks[0].label if only in first_rows else c.label}: its sum over {only[0]} mixes values whose "
+                f"relations differ across the groups"
+            )
+            break
+    return [
+        Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, "seq", f"mesh check: {text}")
+        for text in problems
+    ]
 
 
 def _split(layout: Layout, value: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:

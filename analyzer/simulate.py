@@ -36,6 +36,7 @@ from onnx.reference import ReferenceEvaluator
 
 from analyzer.layout import Layout
 from analyzer.sim.collectives import (
+    AxisRendezvous,
     CollectiveCall,
     RankAborted,
     Rendezvous,
@@ -234,6 +235,7 @@ def run_ranks(
     int_ranges: Mapping[str, tuple[int, int]] | None = None,
     dims: Mapping[str, int] | None = None,
     timeout: float = 300.0,
+    mesh_axis: str | None = None,
 ) -> SimResult:
     """Run the sequential graph and all rank graphs on the same random inputs.
 
@@ -249,6 +251,10 @@ def run_ranks(
             :mod:`analyzer.sim.inputs` for the defaults: Gather bound, else ``[0, 8)``).
         dims: values of symbolic input dimensions (default 4 each).
         timeout: seconds a rank may wait at one collective.
+        mesh_axis: the ranks are one group along this axis of a mesh check (docs/mesh.md): a
+            collective over another axis meets no other rank
+            (:class:`~analyzer.sim.collectives.AxisRendezvous`). None: every collective is
+            over all ranks.
 
     Returns:
         The :class:`SimResult`.
@@ -272,10 +278,13 @@ def run_ranks(
         seq_feeds,
         where="seq",
         rank=0,
-        hub=Rendezvous(1, timeout),
+        hub=Rendezvous(1, timeout) if mesh_axis is None else AxisRendezvous(1, mesh_axis, timeout),
         keep_intermediates=keep_intermediates,
     )
-    hub = Rendezvous(len(rank_models), timeout)
+    if mesh_axis is None:
+        hub = Rendezvous(len(rank_models), timeout)
+    else:
+        hub = AxisRendezvous(len(rank_models), mesh_axis, timeout)
     rank_values = _run_threads(rank_models, feeds, hub, keep_intermediates)
     return SimResult(
         seq=seq_values,

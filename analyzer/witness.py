@@ -104,7 +104,12 @@ def confirm_relations(
         if rel.seq_value not in init and all(v == rel.seq_value for v in rel.rank_values)
     }
     sim = run_ranks(
-        inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seed=seed, keep_intermediates=True
+        inp.canonical_seq or inp.seq,
+        inp.canonical_ranks or inp.ranks,
+        fed,
+        seed=seed,
+        keep_intermediates=True,
+        mesh_axis=inp.mesh_axis,
     )
     checks = []
     for (s, kind, axis, param), per_rank in pieces.items():

@@ -224,7 +224,7 @@ def _verify(seq, replica, ranks, args):
     full = [np.asarray(w) for w in want]
     err = 0.0
     for r, o in enumerate(outs):
-        for pos, (got, w) in enumerate(zip(o, full)):
+        for got, w in zip(o, full):
             if got.shape != w.shape:  # a tp shard of a parameter: compare with its chunk
                 axis = next(a for a, (x, y) in enumerate(zip(got.shape, w.shape)) if x != y)
                 w = np.split(w, tp, axis=axis)[r % tp]
