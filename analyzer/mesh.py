@@ -288,14 +288,18 @@ def _other_axis_agreement(info: MeshInfo, inner: str) -> list[Discrepancy]:
             )
             break
     rows = [(c, {tuple(row) for row in c.result.derivation.derived.get("OtherAxisCommutes", [])}) for c in tp_checks]
-    _, first_rows = rows[0]
+    first, first_rows = rows[0]
     for c, got in rows[1:]:
         if got != first_rows:
-            only = sorted(got ^ first_rows)[0]
+            axis, k = sorted(got ^ first_rows)[0][:2]
+
+            def carried(found, axis=axis, k=k):
+                ls = [str(Layout.from_row(*row[2:])) for row in sorted(found) if row[:2] == (axis, k)]
+                return " and ".join(ls) or "no relation"
+
             problems.append(
-                f"the {only[1]}-th collective over {only[0]} carries {only[2]} in one {inner} group's check but not in "
-                f"{tp_checks[0].label if only in first_rows else c.label}: its sum over {only[0]} mixes values whose "
-                f"relations differ across the groups"
+                f"collective #{k} over {axis} carries {carried(first_rows)} in {first.label} but {carried(got)} in "
+                f"{c.label}: it sums values whose relations differ across the {inner} groups"
             )
             break
     return [

@@ -316,3 +316,112 @@ def test_mesh_groups_with_different_output_relations_are_reported(tmp_path):
     assert result.verdict == "discrepancy"
     (d,) = result.verdict_.discrepancies
     assert d.kind == "output" and "different relation in each tp group" in d.message
+
+
+# ---- collectives over the data axis inside the checked program (rules/collectives/other_axis.dl)
+# A gradient-like reduction over the batch: y = ReduceSum(x @ w, axis 0) on a dp=2 x tp=2 mesh.
+# The replica (one dp replica's 2 rows) all-reduces its batch sum over dp, as DDP all-reduces
+# gradients; the ranks hold their replica's rows and tp's piece of w and all-reduce over dp too.
+def _sum_model(x_shape, w, nodes, y_width, msft=False) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, y_width])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array([0], dtype=np.int64), "axes")],
+    )
+    opsets = [helper.make_opsetid("", 18)] + ([helper.make_opsetid("com.microsoft", 1)] if msft else [])
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    return model
+
+
+def _all_reduce(src, dst, axis, reduction="sum"):
+    return helper.make_node("AllReduce", [src], [dst], domain="com.microsoft", group_size=2, reduction=reduction,
+                            mesh_axis=axis)
+
+
+def _dp_sum_case(tmp_path, tp_form="column", group1_order=None, dp_reduction="sum"):
+    """seq, replica and 4 rank files of the batch-sum program, and the mesh spec.
+
+    ``tp_form`` "column": rank (i, t) holds columns t of w (its y is tp Shard(1)); "row": rows t
+    of w and columns t of x, a tp all-reduce after the dp one. ``group1_order`` "tp-first": tp
+    group 1 all-reduces over tp before dp (group 0 keeps dp first)."""
+    body = [helper.make_node("MatMul", ["x", "w"], ["p"]), helper.make_node("ReduceSum", ["p", "axes"], ["s"])]
+    seq = _sum_model([X_ROWS, 4], W, [*body[:1], helper.make_node("ReduceSum", ["p", "axes"], ["y"])], 4)
+    onnx.save(seq, str(tmp_path / "seq.onnx"))
+    onnx.save(_sum_model([X_ROWS // 2, 4], W, [*body, _all_reduce("s", "y", "dp")], 4, msft=True),
+              str(tmp_path / "replica.onnx"))
+    ranks = []
+    for r in range(4):
+        i, t = divmod(r, 2)
+        if tp_form == "column":
+            nodes, w, x_cols, width = [*body, _all_reduce("s", "y", "dp", dp_reduction)], W[:, 2 * t : 2 * t + 2], 4, 2
+        else:
+            order = ["tp", "dp"] if (group1_order == "tp-first" and i == 1) else ["dp", "tp"]
+            nodes = [*body, _all_reduce("s", "a", order[0], dp_reduction if order[0] == "dp" else "sum"),
+                     _all_reduce("a", "y", order[1], dp_reduction if order[1] == "dp" else "sum")]
+            w, x_cols, width = W[2 * t : 2 * t + 2], 2, 4
+        path = tmp_path / f"rank{r}.onnx"
+        onnx.save(_sum_model([X_ROWS // 2, x_cols], w, nodes, width, msft=True), str(path))
+        ranks.append(path)
+    spec = tmp_path / "mesh.yaml"
+    x_tp = "" if tp_form == "column" else ", tp: {shard: 1}"
+    spec.write_text(f"mesh: {{dp: 2, tp: 2}}\nreplica_seq: replica.onnx\nrelations:\n  x: {{dp: {{shard: 0}}{x_tp}}}\n")
+    return tmp_path / "seq.onnx", ranks, spec
+
+
+@pytest.mark.parametrize("tp_form, relation, through", [
+    ("column", "dp: Replicate, tp: Shard(1)", ("Shard", 1, "")),
+    ("row", "dp: Replicate, tp: Replicate", ("Partial", -1, "sum")),
+])
+def test_dp_allreduce_in_the_program_carries_the_tp_layout(tmp_path, tp_form, relation, through):
+    """Along tp, the rank's dp all-reduce is paired with the replica's (the k-th over dp on both
+    sides) and carries Shard or Partial(sum) through; along dp the replica's all-reduce is an
+    ordinary one. Every derived relation of both checks holds on numbers, the dp all-reduce run
+    as a group of one in the tp group's own simulation."""
+    from analyzer.witness import confirm_relations
+
+    seq, ranks, spec = _dp_sum_case(tmp_path, tp_form)
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert result.verdict == "verified", [d.message or d.node for d in result.verdict_.discrepancies]
+    assert [o.relation for o in result.verdict_.outputs] == [relation]
+    assert result.numeric["y"] < 1e-5
+    tp0 = result.mesh.checks[0].result
+    assert tp0.derivation.derived["OtherAxisCommutes"] == [("dp", 0, *through)]
+    for sub in [c.result for c in result.mesh.checks if not c.reused]:
+        checked, refuted = confirm_relations(sub.inputs, sub.derivation.derived, sub.derivation.decls)
+        assert checked >= 4 and refuted == []
+
+
+def test_dp_allreduce_of_another_reduction_does_not_carry_a_partial_sum(tmp_path):
+    """A max over dp of tp partial sums is not the tp partial sums of a max: no relation."""
+    seq, ranks, spec = _dp_sum_case(tmp_path, "row", dp_reduction="max")
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert result.verdict == "discrepancy"
+    assert "OtherAxisCommutes" not in result.mesh.checks[0].result.derivation.derived or not \
+        result.mesh.checks[0].result.derivation.derived["OtherAxisCommutes"]
+    assert result.numeric["y"] > 1e-2
+
+
+def test_dp_allreduce_carrying_different_layouts_per_tp_group_is_refused(tmp_path):
+    """Each tp group is right on its own (group 0 all-reduces its partial sums over dp, then over
+    tp; group 1 over tp, then dp), but the dp all-reduce adds group 0's partial sums to group 1's
+    full sums: the mesh program is wrong. The check refuses it because the dp all-reduce carries
+    Partial(sum) in one group's check and Replicate in the other's (docs/mesh.md, soundness)."""
+    seq, ranks, spec = _dp_sum_case(tmp_path, "row", group1_order="tp-first")
+    result = check(seq, ranks, relations=spec, numeric=True)
+    assert [c.result.verdict for c in result.mesh.checks] == ["verified", "verified", "verified"]
+    assert result.verdict == "discrepancy"
+    (d,) = result.verdict_.discrepancies
+    assert d.kind == "collective" and "collective #0 over dp carries Partial(sum) in tp group 0" in d.message
+    assert result.numeric["y"] > 1e-2
+
+
+def test_mesh_replica_seq_must_be_one_file_name(tmp_path):
+    from analyzer.errors import InputError
+
+    seq, ranks, spec = _mesh_case(tmp_path)
+    spec.write_text("mesh: {dp: 2, tp: 2}\nreplica_seq: [replica.onnx, replica.onnx]\n")
+    with pytest.raises(InputError, match="needs replica_seq"):
+        check(seq, ranks, relations=spec)
