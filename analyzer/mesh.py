@@ -24,8 +24,8 @@ outputs are ``R_dp`` of ``seq(x)`` with ``x_i`` the replica's piece of ``x``, th
 ``(i, t)``'s outputs are ``[dp: R_dp, tp: R_tp]`` of ``seq(x)`` (DTensor's placements list), and
 the input relations compose the same way (``input_ids`` = ``[Shard(0), Replicate]``, a
 column-parallel weight = ``[Replicate, Shard(0)]``). Both steps are sound one-axis checks, so
-the composition never verifies a wrong program. Not covered: collectives over the dp axis
-(gradient all-reduce, FSDP all-gathers: refused, a discrepancy), meshes of more than two axes.
+the composition never verifies a wrong program. Not covered: all-gathers and reduce-scatters
+over the dp axis (FSDP: refused, a discrepancy), meshes of more than two axes.
 
 The numeric witness runs all ``D*T`` rank files together, each collective meeting the ranks
 of its ``mesh_axis`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
@@ -333,6 +333,7 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
     from analyzer.sim.inputs import random_inputs
     from analyzer.sim.layouts import relation_error
     from analyzer.simulate import _evaluate, _load, _prepare, _run_threads
+    from analyzer.witness import output_layout_from_shapes
 
     info: MeshInfo = result.mesh
     outer, inner = info.axes
@@ -359,10 +360,14 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
                     feeds[i * t + j][name] = per_tp[j]
         want = {}
         for pos, out in enumerate(result.verdict_.outputs):
-            # an unexplained output: what a user reads, tp Replicate (rank (i, 0)'s copy) and
-            # the dp relation the replicas have (the batch split), Replicate if none
+            # an unexplained output: what a user reads, the tp layout its shapes say (Replicate:
+            # rank (i, 0)'s copy; a divided axis: the shards concatenated) and the dp relation the
+            # replicas have (the batch split), Replicate if none
             dp_lay = dp_check.verdict_.outputs[pos].layout
-            tp_lay = tp_check.verdict_.outputs[pos].layout if out.relation else None
+            if out.relation:
+                tp_lay = tp_check.verdict_.outputs[pos].layout
+            else:
+                tp_lay = output_layout_from_shapes(tp_check.inputs.seq, tp_check.inputs.ranks, pos)
             names = out.rank_values if out.relation else [m.graph.output[pos].name for m in rank_models]
             want[out.name] = (dp_lay or REPLICATE, tp_lay or REPLICATE, names)
         seq_values = _evaluate(seq_model, seq_feeds, where="seq", rank=0, hub=MeshRendezvous({"world": 1}),

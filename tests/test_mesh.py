@@ -425,3 +425,89 @@ def test_mesh_replica_seq_must_be_one_file_name(tmp_path):
     spec.write_text("mesh: {dp: 2, tp: 2}\nreplica_seq: [replica.onnx, replica.onnx]\n")
     with pytest.raises(InputError, match="needs replica_seq"):
         check(seq, ranks, relations=spec)
+
+
+# ---- TP x DP training steps exported from Hugging Face Llama (scripts/mesh_train_step.py) ------
+def _train_case(name):
+    import yaml
+
+    folder = EXAMPLES / name
+    case = yaml.safe_load((folder / "case.yaml").read_text())
+    ranks = [folder / f for f in case["files"]["ranks"]]
+    return case, check(folder / case["files"]["seq"], ranks, relations=folder / case["files"]["spec"], numeric=True)
+
+
+def test_tp_dp_training_step_updates_every_parameter_in_its_own_placement():
+    """llama_tp2_dp2_sgd: every updated parameter is dp Replicate and, along tp, exactly the
+    placement its parameter has (the tp check's input relation: the plan's Shard or Replicate);
+    the loss is replicated on both axes; the witness (all 4 ranks, dp all-reduces meeting their
+    dp groups) rebuilds every update to float round-off."""
+    from analyzer.witness import confirm_relations
+
+    case, result = _train_case("llama_tp2_dp2_sgd")
+    assert case["expected"] == "verified" and case["training_step"]["parallel"] == "tensor x data"
+    assert result.verdict == "verified", [d.message or d.node for d in result.verdict_.discrepancies][:3]
+    tp_check = next(c.result for c in result.mesh.checks if c.axis == "tp")
+    given = {r.seq_value: str(r.layout) for r in tp_check.inputs.relations}
+    updated = [o for o in result.verdict_.outputs if o.name.startswith("updated.")]
+    assert len(updated) == 21
+    wrong = [(o.name, o.relation) for o in updated
+             if o.relation != f"dp: Replicate, tp: {given[o.name.removeprefix('updated.')]}"]
+    assert wrong == []
+    assert {given[o.name.removeprefix("updated.")] for o in updated} == {"Shard(0)", "Shard(1)", "Replicate"}
+    assert result.verdict_.outputs[0].relation == "dp: Replicate, tp: Replicate"
+    # the dp all-reduce of every gradient and of the loss carries the tp layout (22 = 21 + loss)
+    assert len(tp_check.derivation.derived["OtherAxisCommutes"]) == 22
+    # as in tests/test_train_steps.py: the random token count makes the loss about 1e3
+    assert result.numeric["loss"] < 1e-3
+    assert max(v for k, v in result.numeric.items() if k.startswith("updated.")) < 1e-4
+    for sub in [c.result for c in result.mesh.checks if not c.reused]:
+        # values near 1e3 in the dp check's backward (a float32 ulp is 6e-5): tol 1e-3
+        checked, refuted = confirm_relations(sub.inputs, sub.derivation.derived, sub.derivation.decls, tol=1e-3)
+        assert checked > 500 and refuted == [], refuted[:3]
+
+
+def test_tp_dp_training_step_with_gradients_reduced_over_tp_is_flagged():
+    """The gradients all-reduced over mesh['tp'] instead of mesh['dp']: the replica's first
+    gradient all-reduce over dp has no counterpart on the ranks, with the hint naming the group."""
+    case, result = _train_case("llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp")
+    assert case["expected"] == result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "com.microsoft::AllReduce" and first.graph == "seq"
+    assert "collective-axis-differs" in first.hint_ids and "no-rule" not in first.hint_ids
+    assert [c.result.verdict for c in result.mesh.checks] == ["discrepancy", "discrepancy", "verified"]
+    assert all(o.relation is None for o in result.verdict_.outputs if o.name.startswith("updated."))
+    assert min(v for k, v in result.numeric.items() if k.startswith("updated.")) > 1e-2
+
+
+def _mesh_axes(path):
+    """The mesh_axis of every collective of an ONNX file, in node order."""
+    model = onnx.load(str(path))
+    return [helper.get_attribute_value(next(a for a in n.attribute if a.name == "mesh_axis")).decode()
+            for n in model.graph.node if n.domain == "com.microsoft"]
+
+
+@pytest.mark.parametrize(
+    "name, rank_dp", [("llama_tp2_dp2_sgd", 22), ("llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp", 1)]
+)
+def test_tp_dp_training_step_examples_are_well_formed(name, rank_dp):
+    """The replica step all-reduces the 21 gradients and the loss over dp; the ranks do the same
+    (the bug case: only the loss, its gradients go over tp), with the same number of collectives;
+    the files are in global-rank order."""
+    import yaml
+
+    folder = EXAMPLES / name
+    case = yaml.safe_load((folder / "case.yaml").read_text())
+    assert case["mesh"] == {"dp": 2, "tp": 2} and case["files"]["spec"] == "mesh.yaml"
+    assert _mesh_axes(folder / "seq.onnx") == [] and _mesh_axes(folder / "seq_replica.onnx") == ["dp"] * 22
+    axes = [_mesh_axes(folder / f"rank{r}.onnx") for r in range(4)]
+    assert all(a == axes[0] for a in axes) and axes[0].count("dp") == rank_dp
+    correct = _mesh_axes(EXAMPLES / "llama_tp2_dp2_sgd" / "rank0.onnx")
+    assert len(axes[0]) == len(correct)
+    for r in range(4):
+        meta = {p.key: p.value for p in onnx.load(str(folder / f"rank{r}.onnx")).metadata_props}
+        assert meta["shardlog.rank"] == str(r)
+    if case["expected"] == "verified":
+        assert case["max_abs_error"] < 1e-4
+    else:
+        assert case["max_abs_error"] > 1e-2
