@@ -111,10 +111,10 @@ def _trace(step, model, inputs):
         return make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
 
 
-def _step_args(bug=None):
+def _step_args(bug=None, layers=2):
     """The model options (export_hf_tp's defaults: the tiny Llama) and the bug variant."""
     args = hf.parse([])
-    args.mesh_bug = bug
+    args.mesh_bug, args.layers = bug, layers
     return args
 
 
@@ -239,13 +239,19 @@ def simulate_mesh_outputs(protos, feeds, mesh):
     return mesh_export.simulate_mesh(protos, feeds, mesh, all_outputs=True)
 
 
-def produce(name, verify=True):
+def produce(name, verify=True, out=None, layers=2):
+    """Write the case ``name`` (a PRESETS key) into ``out`` (default examples/<name>).
+
+    Raises:
+        SystemExit: the simulated files do not back the case (the replicas or, for the correct
+            step, the ranks do not rebuild the sequential step; a bug's error is not visible).
+    """
     import onnx
     import torch
     import transformers
 
-    args = _step_args(PRESETS[name]["bug"])
-    out = REPO / "examples" / name
+    args = _step_args(PRESETS[name]["bug"], layers)
+    out = Path(out) if out else REPO / "examples" / name
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("rank*.onnx"):
         old.unlink()
@@ -289,7 +295,7 @@ def produce(name, verify=True):
         "replica_vs_seq_max_abs_error": rep_err,
         "tp_plan": plan_desc,
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(dp * tp)], "spec": "mesh.yaml"},
-        "produced_by": f"python scripts/mesh_train_step.py --case {name}",
+        "produced_by": f"python scripts/mesh_train_step.py --case {name}" + (f" --layers {layers}" * (layers != 2)),
     })
     print(f"  wrote {out}")
 
@@ -298,8 +304,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", choices=sorted(PRESETS), required=True)
     p.add_argument("--no-verify", dest="verify", action="store_false")
+    p.add_argument("--out", default=None, help="output folder (default examples/<case>)")
+    p.add_argument("--layers", type=int, default=2, help="decoder layers of the tiny Llama")
     a = p.parse_args(argv)
-    produce(a.case, a.verify)
+    produce(a.case, a.verify, a.out, a.layers)
 
 
 if __name__ == "__main__":
