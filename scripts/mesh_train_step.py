@@ -50,23 +50,28 @@ BUG_TEXT = (
     "instead of the data-parallel group mesh['dp']"
 )
 PRESETS = {
-    "llama_tp2_dp2_sgd": {"bug": None},
+    "llama_tp2_dp2_sgd": {},
+    "llama_tp2_dp2_adamw_clip": {"optimizer": "adamw", "clip": True},
     "llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp": {"bug": BUG},
 }
 INPUT_NAMES = ["input_ids", "labels", "num_items_in_batch"]
 
 
-def _sgd_step(model, dp_mesh=None, grad_mesh=None):
-    """The traced SGD step: (input_ids, labels, num_items_in_batch) -> [loss, *updated params].
+def _train_step(model, opts, dp_mesh=None, grad_mesh=None):
+    """The traced step: (input_ids, labels, num_items_in_batch, *optimizer state) -> [loss,
+    *updated params, *updated state].
 
-    ``dp_mesh``: the data-parallel (sub)mesh the loss and the gradients are all-reduced over
-    (None: the sequential step); ``grad_mesh``: the mesh the gradients are all-reduced over
-    (default ``dp_mesh``; the bug variant passes ``mesh["tp"]``). The same code makes the
-    sequential step, the replica's data-parallel step and the TP x DP ranks' step, so the three
-    programs differ only where the parallelism makes them differ."""
+    ``opts``: ``optimizer`` ("sgd" or "adamw") and ``clip`` (gradient-norm clipping, as
+    export_train_step's tensor-parallel step). ``dp_mesh``: the data-parallel (sub)mesh the loss
+    and the gradients are all-reduced over (None: the sequential step); ``grad_mesh``: the mesh
+    the gradients are all-reduced over (default ``dp_mesh``; the bug variant passes
+    ``mesh["tp"]``). The same code makes the sequential step, the replica's data-parallel step
+    and the TP x DP ranks' step, so the three programs differ only where the parallelism makes
+    them differ."""
     import torch
     import torch.distributed._functional_collectives as funcol
     from torch.distributed.tensor import DTensor
+    from torch.optim._functional import adamw
 
     params = [p for _, p in model.named_parameters()]
     grad_mesh = grad_mesh or dp_mesh
@@ -78,18 +83,46 @@ def _sgd_step(model, dp_mesh=None, grad_mesh=None):
             return DTensor.from_local(local, g.device_mesh, g.placements, run_check=False)
         return funcol.all_reduce(g, "sum", grad_mesh)
 
-    def step(input_ids, labels, num_items):
+    def step(input_ids, labels, num_items, *state):
         out = model(input_ids=input_ids, labels=labels, num_items_in_batch=num_items, use_cache=False)
         grads = list(torch.autograd.grad(out.loss, params))
         loss = out.loss.detach()
         if dp_mesh is not None:
             grads = [all_reduce_grad(g) for g in grads]
             loss = funcol.all_reduce(loss, "sum", dp_mesh)
-        # in place, as torch.optim.SGD does: a DTensor keeps its placement (a Partial gradient of
-        # a Replicate parameter is all-reduced over tp first)
-        return [loss] + [ets._local(p.detach().clone().add_(g, alpha=-ets.LR)) for p, g in zip(params, grads)]
+        if opts.clip:  # clip_grads_with_norm_: one scale from the norm of all (full) gradients
+            total = sum((g * g).sum() for g in grads).sqrt()
+            scale = torch.clamp(ets.CLIP / (total + 1e-6), max=1.0)
+            # parameters outside the tp plan (the norms) are plain tensors
+            grads = [g * (scale if hasattr(g, "placements") else ets._local(scale)) for g in grads]
+        if opts.optimizer == "sgd":
+            # in place, as torch.optim.SGD does: a DTensor keeps its placement (a Partial gradient
+            # of a Replicate parameter is all-reduced over tp first)
+            return [loss] + [ets._local(p.detach().clone().add_(g, alpha=-ets.LR)) for p, g in zip(params, grads)]
+        n = len(params)
+        exp_avg = [ets._like(p, s).clone() for p, s in zip(params, state[:n])]
+        exp_avg_sq = [ets._like(p, s).clone() for p, s in zip(params, state[n : 2 * n])]
+        new = [p.detach().clone() for p in params]
+        steps = [torch.tensor(float(ets.STEPS_DONE)) for _ in params]  # read with .item(): untraced
+        adamw(new, grads, exp_avg, exp_avg_sq, [], steps, foreach=False, capturable=False, amsgrad=False,
+              beta1=0.9, beta2=0.999, lr=ets.LR, weight_decay=0.01, eps=1e-8, maximize=False)
+        return [loss] + [ets._local(t) for t in [*new, *exp_avg, *exp_avg_sq]]
 
     return step
+
+
+def _state(args, model):
+    """AdamW's state inputs (names, full tensors; none for SGD), as export_train_step makes them."""
+    import torch
+
+    names, state = [], []
+    if args.optimizer == "adamw":
+        g = torch.Generator().manual_seed(args.seed + 11)
+        for kind in ("exp_avg", "exp_avg_sq"):
+            for name, p in model.named_parameters():
+                names.append(f"state.{kind}.{name}")
+                state.append(torch.rand(p.shape, generator=g) * (0.01 if kind == "exp_avg" else 1e-4))
+    return names, state
 
 
 def _trace(step, model, inputs):
@@ -111,10 +144,11 @@ def _trace(step, model, inputs):
         return make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
 
 
-def _step_args(bug=None, layers=2):
-    """The model options (export_hf_tp's defaults: the tiny Llama) and the bug variant."""
+def _step_args(preset, layers=2):
+    """The model options (export_hf_tp's defaults: the tiny Llama), optimizer and bug variant."""
     args = hf.parse([])
-    args.mesh_bug, args.layers = bug, layers
+    args.mesh_bug, args.layers = preset.get("bug"), layers
+    args.optimizer, args.clip = preset.get("optimizer", "sgd"), preset.get("clip", False)
     return args
 
 
@@ -127,8 +161,11 @@ def _batch(args):
     return cfg, sd, ids, labels, num_items
 
 
-def _output_names(model):
-    return ["loss", *[f"updated.{n}" for n, _ in model.named_parameters()]]
+def _names(args, model):
+    """(input names, output names) of the step."""
+    state_names, _ = _state(args, model)
+    params = [f"updated.{n}" for n, _ in model.named_parameters()]
+    return INPUT_NAMES + state_names, ["loss", *params, *[f"updated.{s}" for s in state_names]]
 
 
 def _export_data_parallel(args, rank, world, meta):
@@ -143,7 +180,7 @@ def _export_data_parallel(args, rank, world, meta):
     model = hf.fresh_model(args, cfg, sd)
     b = ids.shape[0] // world
     rows = slice(max(rank, 0) * b, (max(rank, 0) + 1) * b)
-    inputs = [ids[rows], labels[rows], num_items]
+    inputs = [ids[rows], labels[rows], num_items, *_state(args, model)[1]]
     dp_mesh = None
     if world > 1:
         from torch.distributed.device_mesh import init_device_mesh
@@ -152,10 +189,10 @@ def _export_data_parallel(args, rank, world, meta):
         dp_mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
         hf._MESH_GROUPS[dp_mesh.get_group("dp").group_name] = ("dp", world)
     try:
-        gm = _trace(_sgd_step(model, dp_mesh), model, inputs)
+        gm = _trace(_train_step(model, args, dp_mesh), model, inputs)
         names = ets._constant_names(gm, model)
         doc = "training step, sequential" if world == 1 else f"training step, data-parallel replica {rank}/{world}"
-        proto = ets.export_step(gm, inputs, INPUT_NAMES, _output_names(model), names, rank=rank if world > 1 else -1,
+        proto = ets.export_step(gm, inputs, *_names(args, model), names, rank=rank if world > 1 else -1,
                                 world_size=world, meta={**meta, "doc": doc})
     finally:
         if world > 1:
@@ -185,12 +222,14 @@ def _export_rank(args, r, meta):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             parallelize_module(model, dm["tp"], plan, src_data_rank=None)
-        inputs = [ids[i * b : (i + 1) * b], labels[i * b : (i + 1) * b], num_items]
+        params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq
+        state = [ets._local_chunk(s, p) for s, p in zip(_state(args, model)[1], params)]
+        inputs = [ids[i * b : (i + 1) * b], labels[i * b : (i + 1) * b], num_items, *state]
         grad_mesh = dm["tp"] if args.mesh_bug == BUG else dm["dp"]  # BUG (one line): mesh["tp"] for mesh["dp"]
-        gm = _trace(_sgd_step(model, dm["dp"], grad_mesh), model, inputs)
+        gm = _trace(_train_step(model, args, dm["dp"], grad_mesh), model, inputs)
         names = ets._constant_names(gm, model)
         doc = f"training step, rank {r} = (dp {i}, tp {t}) of mesh dp={dp} x tp={tp}"
-        proto = ets.export_step(gm, inputs, INPUT_NAMES, _output_names(model), names, rank=r,
+        proto = ets.export_step(gm, inputs, *_names(args, model), names, rank=r,
                                 world_size=dp * tp, meta={**meta, "doc": doc, "mesh": f"dp={dp},tp={tp}"})
     finally:
         dist.destroy_process_group()
@@ -211,16 +250,19 @@ def _verify(seq, replica, ranks, args):
     (replica vs seq max abs error of every output, ranks vs seq max abs error)."""
     import onnxruntime as ort
 
-    _, _, ids, labels, num_items = _batch(args)
-    feeds = {"input_ids": ids.numpy(), "labels": labels.numpy(), "num_items_in_batch": num_items.numpy()}
+    cfg, sd, ids, labels, num_items = _batch(args)
+    state_names, state = _state(args, hf.fresh_model(args, cfg, sd))
+    feeds = {"input_ids": ids.numpy(), "labels": labels.numpy(), "num_items_in_batch": num_items.numpy(),
+             **{n: t.numpy() for n, t in zip(state_names, state)}}
     sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, feeds)
     dp, tp = MESH["dp"], MESH["tp"]
     b = ids.shape[0] // dp
-    rows = [{k: (v[i * b : (i + 1) * b] if v.ndim else v) for k, v in feeds.items()} for i in range(dp)]
+    batch = ("input_ids", "labels")
+    rows = [{k: (v[i * b : (i + 1) * b] if k in batch else v) for k, v in feeds.items()} for i in range(dp)]
     rep = simulate_mesh_outputs([replica] * dp, rows, {"dp": dp})
     rep_err = max(float(np.max(np.abs(np.asarray(o) - np.asarray(w)))) for o, w in zip(rep[0], want))
-    outs = simulate_mesh_outputs(ranks, [rows[r // tp] for r in range(dp * tp)], MESH)
+    outs = simulate_mesh_outputs(ranks, [_tp_piece(ranks[r], rows[r // tp], r % tp) for r in range(dp * tp)], MESH)
     full = [np.asarray(w) for w in want]
     err = 0.0
     for r, o in enumerate(outs):
@@ -230,6 +272,18 @@ def _verify(seq, replica, ranks, args):
                 w = np.split(w, tp, axis=axis)[r % tp]
             err = max(err, float(np.max(np.abs(got - w))))
     return rep_err, err
+
+
+def _tp_piece(model, feeds, t):
+    """``feeds`` with every input whose shape in ``model`` is smaller cut to chunk ``t`` along the
+    divided axis (AdamW's state of a tp-sharded parameter)."""
+    out = {}
+    for inp in model.graph.input:
+        v = feeds[inp.name]
+        dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+        axis = next((a for a, (x, y) in enumerate(zip(dims, v.shape)) if x != y), None)
+        out[inp.name] = v if axis is None else np.split(v, v.shape[axis] // dims[axis], axis=axis)[t]
+    return out
 
 
 def simulate_mesh_outputs(protos, feeds, mesh):
@@ -250,7 +304,7 @@ def produce(name, verify=True, out=None, layers=2):
     import torch
     import transformers
 
-    args = _step_args(PRESETS[name]["bug"], layers)
+    args = _step_args(PRESETS[name], layers)
     out = Path(out) if out else REPO / "examples" / name
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("rank*.onnx"):
@@ -285,7 +339,8 @@ def produce(name, verify=True, out=None, layers=2):
         "model": {"hf_class": meta["model"], "config": hf.config_summary(cfg, args),
                   "transformers_version": str(transformers.__version__), "torch_version": str(torch.__version__),
                   "batch": ets.BATCH, "seq_len": hf.SEQ_LEN},
-        "training_step": {"parallel": "tensor x data", "optimizer": "sgd", "clip": False, "lr": ets.LR},
+        "training_step": {"parallel": "tensor x data", "optimizer": args.optimizer, "clip": bool(args.clip),
+                          "lr": ets.LR},
         "world_size": dp * tp,
         "mesh": MESH,
         "expected": "discrepancy" if args.mesh_bug else "verified",
