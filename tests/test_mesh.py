@@ -525,3 +525,18 @@ def test_tp_dp_training_step_examples_are_well_formed(name, rank_dp):
         assert case["max_abs_error"] < 1e-4
     else:
         assert case["max_abs_error"] > 1e-2
+
+
+def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
+    """Group 1's ranks issue one more all-reduce over dp (its result unused): every one-axis
+    check passes, but the dp groups' k-th calls would not meet (NCCL would hang): refused."""
+    seq, ranks, spec = _dp_sum_case(tmp_path, "column")
+    for path in ranks[2:]:
+        model = onnx.load(str(path))
+        model.graph.node.append(_all_reduce("s", "unused", "dp"))
+        onnx.save(model, str(path))
+    result = check(seq, ranks, relations=spec)
+    assert [c.result.verdict for c in result.mesh.checks] == ["verified", "verified", "verified"]
+    assert result.verdict == "discrepancy"
+    (d,) = result.verdict_.discrepancies
+    assert "rank 2 issues other collectives over dp than rank 0" in d.message
