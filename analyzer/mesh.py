@@ -199,8 +199,10 @@ def check_mesh(
 
     verdict = _compose(info, outer, inner, t)
     disagree = _other_axis_agreement(info, inner)
-    if disagree:
-        verdict = replace(verdict, verdict="discrepancy", discrepancies=verdict.discrepancies + disagree)
+    if disagree:  # no output relation stands: each group's may rest on the collective in question
+        outputs = [OutputVerdict(o.name, None) for o in verdict.outputs]
+        verdict = replace(verdict, verdict="discrepancy", outputs=outputs,
+                          discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
     result = replace(primary, verdict_=verdict, numeric={}, mesh=info)

@@ -415,6 +415,7 @@ def test_dp_allreduce_carrying_different_layouts_per_tp_group_is_refused(tmp_pat
     assert result.verdict == "discrepancy"
     (d,) = result.verdict_.discrepancies
     assert d.kind == "collective" and "collective #0 over dp carries Partial(sum) in tp group 0" in d.message
+    assert result.verdict_.outputs[0].relation is None
     assert result.numeric["y"] > 1e-2
 
 
@@ -540,3 +541,4 @@ def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
     assert result.verdict == "discrepancy"
     (d,) = result.verdict_.discrepancies
     assert "rank 2 issues other collectives over dp than rank 0" in d.message
+    assert result.verdict_.outputs[0].relation is None
