@@ -24,7 +24,10 @@ runs this same program on its own rows), ``rank{r}.onnx`` for the 4 ranks (globa
 Bug variant ``grad_allreduce_over_tp``: the gradients are all-reduced over the tensor-parallel
 group instead of the data-parallel one (``funcol.all_reduce(g, "sum", mesh["tp"])``: DDP given
 ``get_tensor_model_parallel_group()`` where ``get_data_parallel_group()`` belongs). The shapes
-and the number of collectives are those of the correct program.
+and the number of collectives are those of the correct program. Bug variant
+``missing_dp_grad_allreduce``: the gradient of one parameter (``model.layers.1.mlp.down_proj``)
+is not all-reduced over dp (left out of the buckets), so its update uses the replica's own
+partial gradient.
 
 Usage: ``python scripts/mesh_train_step.py --case llama_tp2_dp2_sgd`` (``--layers 1 --out DIR``
 for a smaller copy elsewhere); about 3.5 minutes, each file traced in a fresh process.
@@ -48,6 +51,8 @@ import export_train_step as ets  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 MESH = {"dp": 2, "tp": 2}
 BUG = "grad_allreduce_over_tp"
+MISSING = "missing_dp_grad_allreduce"
+MISSING_TEXT = f"the gradient of {ets.BUG_PARAM} is not all-reduced over mesh['dp'] (left out of DDP's buckets)"
 BUG_TEXT = (
     "gradients all-reduced over the tensor-parallel group (funcol.all_reduce(g, 'sum', mesh['tp'])) "
     "instead of the data-parallel group mesh['dp']"
@@ -56,11 +61,12 @@ PRESETS = {
     "llama_tp2_dp2_sgd": {},
     "llama_tp2_dp2_adamw_clip": {"optimizer": "adamw", "clip": True},
     "llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp": {"bug": BUG},
+    "llama_tp2_dp2_sgd_bug_missing_dp_grad_allreduce": {"bug": MISSING},
 }
 INPUT_NAMES = ["input_ids", "labels", "num_items_in_batch"]
 
 
-def _train_step(model, opts, dp_mesh=None, grad_mesh=None):
+def _train_step(model, opts, dp_mesh=None, grad_mesh=None, skip=None):
     """The traced step: (input_ids, labels, num_items_in_batch, *optimizer state) -> [loss,
     *updated params, *updated state].
 
@@ -68,7 +74,8 @@ def _train_step(model, opts, dp_mesh=None, grad_mesh=None):
     export_train_step's tensor-parallel step). ``dp_mesh``: the data-parallel (sub)mesh the loss
     and the gradients are all-reduced over (None: the sequential step); ``grad_mesh``: the mesh
     the gradients are all-reduced over (default ``dp_mesh``; the bug variant passes
-    ``mesh["tp"]``). The same code makes the sequential step, the replica's data-parallel step
+    ``mesh["tp"]``); ``skip``: a parameter whose gradient is not all-reduced (the other bug
+    variant). The same code makes the sequential step, the replica's data-parallel step
     and the TP x DP ranks' step, so the three programs differ only where the parallelism makes
     them differ."""
     import torch
@@ -76,6 +83,7 @@ def _train_step(model, opts, dp_mesh=None, grad_mesh=None):
     from torch.distributed.tensor import DTensor
     from torch.optim._functional import adamw
 
+    names = [n for n, _ in model.named_parameters()]
     params = [p for _, p in model.named_parameters()]
     grad_mesh = grad_mesh or dp_mesh
 
@@ -91,7 +99,7 @@ def _train_step(model, opts, dp_mesh=None, grad_mesh=None):
         grads = list(torch.autograd.grad(out.loss, params))
         loss = out.loss.detach()
         if dp_mesh is not None:
-            grads = [all_reduce_grad(g) for g in grads]
+            grads = [g if name == skip else all_reduce_grad(g) for name, g in zip(names, grads)]
             loss = funcol.all_reduce(loss, "sum", dp_mesh)
         if opts.clip:  # clip_grads_with_norm_: one scale from the norm of all (full) gradients
             total = sum((g * g).sum() for g in grads).sqrt()
@@ -229,7 +237,8 @@ def _export_rank(args, r, meta):
         state = [ets._local_chunk(s, p) for s, p in zip(_state(args, model)[1], params)]
         inputs = [ids[i * b : (i + 1) * b], labels[i * b : (i + 1) * b], num_items, *state]
         grad_mesh = dm["tp"] if args.mesh_bug == BUG else dm["dp"]  # BUG (one line): mesh["tp"] for mesh["dp"]
-        gm = _trace(_train_step(model, args, dm["dp"], grad_mesh), model, inputs)
+        skip = ets.BUG_PARAM if args.mesh_bug == MISSING else None  # BUG (one line)
+        gm = _trace(_train_step(model, args, dm["dp"], grad_mesh, skip), model, inputs)
         names = ets._constant_names(gm, model)
         doc = f"training step, rank {r} = (dp {i}, tp {t}) of mesh dp={dp} x tp={tp}"
         proto = ets.export_step(gm, inputs, *_names(args, model), names, rank=r,
@@ -330,7 +339,7 @@ def produce(name, verify=True, out=None, layers=2):
         print(f"  replicas (simulated) vs seq: {rep_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
         if rep_err > 1e-3 or (args.mesh_bug is None and max_err > 1e-3):
             raise SystemExit(f"{name}: the simulated files do not rebuild the sequential step ({rep_err}, {max_err})")
-        if args.mesh_bug is not None and max_err <= 1e-2:
+        if args.mesh_bug is not None and max_err <= 1e-3:  # the correct step: 5e-7
             raise SystemExit(f"bug case {name}: error {max_err} is not clearly visible")
     cfg, *_ = _batch(args)
     hf.write_yaml(out / "mesh.yaml", {
@@ -347,8 +356,8 @@ def produce(name, verify=True, out=None, layers=2):
         "world_size": dp * tp,
         "mesh": MESH,
         "expected": "discrepancy" if args.mesh_bug else "verified",
-        "bug": BUG_TEXT if args.mesh_bug else None,
-        "bug_module": None,
+        "bug": {BUG: BUG_TEXT, MISSING: MISSING_TEXT}.get(args.mesh_bug),
+        "bug_module": ets.BUG_PARAM.rsplit(".", 1)[0] if args.mesh_bug == MISSING else None,
         "max_abs_error": max_err,
         "replica_vs_seq_max_abs_error": rep_err,
         "tp_plan": plan_desc,

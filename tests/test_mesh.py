@@ -502,9 +502,10 @@ def _mesh_axes(path):
             for n in model.graph.node if n.domain == "com.microsoft"]
 
 
-@pytest.mark.parametrize(
-    "name, rank_dp", [("llama_tp2_dp2_sgd", 22), ("llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp", 1)]
-)
+@pytest.mark.parametrize("name, rank_dp", [
+    ("llama_tp2_dp2_sgd", 22), ("llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp", 1),
+    ("llama_tp2_dp2_sgd_bug_missing_dp_grad_allreduce", 21),
+])
 def test_tp_dp_training_step_examples_are_well_formed(name, rank_dp):
     """The replica step all-reduces the 21 gradients and the loss over dp; the ranks do the same
     (the bug case: only the loss, its gradients go over tp), with the same number of collectives;
@@ -518,14 +519,14 @@ def test_tp_dp_training_step_examples_are_well_formed(name, rank_dp):
     axes = [_mesh_axes(folder / f"rank{r}.onnx") for r in range(4)]
     assert all(a == axes[0] for a in axes) and axes[0].count("dp") == rank_dp
     correct = _mesh_axes(EXAMPLES / "llama_tp2_dp2_sgd" / "rank0.onnx")
-    assert len(axes[0]) == len(correct)
+    assert len(axes[0]) == len(correct) - (rank_dp == 21)
     for r in range(4):
         meta = {p.key: p.value for p in onnx.load(str(folder / f"rank{r}.onnx")).metadata_props}
         assert meta["shardlog.rank"] == str(r)
     if case["expected"] == "verified":
         assert case["max_abs_error"] < 1e-4
-    else:
-        assert case["max_abs_error"] > 1e-2
+    else:  # the correct step's: 5e-7
+        assert case["max_abs_error"] > 1e-3
 
 
 def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
@@ -542,3 +543,23 @@ def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
     (d,) = result.verdict_.discrepancies
     assert "rank 2 issues other collectives over dp than rank 0" in d.message
     assert result.verdict_.outputs[0].relation is None
+
+
+def test_tp_dp_training_step_with_one_gradient_not_reduced_over_dp_is_flagged():
+    """down_proj's gradient left out of the dp all-reduce: the replica's all-reduce of that
+    gradient is the first discrepancy (hint grad-not-reduced) and its update has no relation,
+    while the updates before it are still proved. The missing call shifts the issue order of
+    the later dp all-reduces, so the pairing of a later one (lm_head's) is refused too, with
+    the hint collective-order (a false alarm in a program that is wrong anyway: see docs/mesh.md)."""
+    case, result = _train_case("llama_tp2_dp2_sgd_bug_missing_dp_grad_allreduce")
+    assert case["expected"] == result.verdict == "discrepancy"
+    assert case["bug_module"] == "model.layers.1.mlp.down_proj"
+    first, *rest = result.verdict_.discrepancies
+    assert first.op_type == "com.microsoft::AllReduce" and first.graph == "seq"
+    assert "grad-not-reduced" in first.hint_ids and "no-rule" not in first.hint_ids
+    assert [d.hint_ids for d in rest] == [["collective-order"]]
+    rel = {o.name: o.relation for o in result.verdict_.outputs}
+    assert rel["updated.model.layers.1.mlp.down_proj.weight"] is None
+    assert rel["updated.model.layers.1.mlp.up_proj.weight"] == "dp: Replicate, tp: Shard(0)"
+    assert result.numeric["updated.model.layers.1.mlp.down_proj.weight"] > 1e-2
+    assert result.numeric["updated.model.layers.1.mlp.up_proj.weight"] < 1e-4
