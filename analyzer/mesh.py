@@ -24,8 +24,8 @@ outputs are ``R_dp`` of ``seq(x)`` with ``x_i`` the replica's piece of ``x``, th
 ``(i, t)``'s outputs are ``[dp: R_dp, tp: R_tp]`` of ``seq(x)`` (DTensor's placements list), and
 the input relations compose the same way (``input_ids`` = ``[Shard(0), Replicate]``, a
 column-parallel weight = ``[Replicate, Shard(0)]``). Both steps are sound one-axis checks, so
-the composition never verifies a wrong program. Not covered: collectives over the dp axis
-(gradient all-reduce, FSDP all-gathers: refused, a discrepancy), meshes of more than two axes.
+the composition never verifies a wrong program. Not covered: all-gathers and reduce-scatters
+over the dp axis (FSDP: refused, a discrepancy), meshes of more than two axes.
 
 The numeric witness runs all ``D*T`` rank files together, each collective meeting the ranks
 of its ``mesh_axis`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
@@ -198,6 +198,11 @@ def check_mesh(
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)
+    disagree = _other_axis_agreement(info, inner)
+    if disagree:  # no output relation stands: each group's may rest on the collective in question
+        outputs = [OutputVerdict(o.name, None) for o in verdict.outputs]
+        verdict = replace(verdict, verdict="discrepancy", outputs=outputs,
+                          discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
     result = replace(primary, verdict_=verdict, numeric={}, mesh=info)
@@ -252,6 +257,59 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
     return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule)
 
 
+def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:
+    """Per mesh axis other than ``inner``: the op types of the model's collectives over it, in
+    issue (node) order."""
+    out: dict[str, list[str]] = {}
+    for node in model.graph.node:
+        axis = next((a.s.decode() for a in node.attribute if a.name == "mesh_axis"), None)
+        if axis is not None and axis != inner:
+            out.setdefault(axis, []).append(f"{node.domain}::{node.op_type}")
+    return out
+
+
+def _other_axis_agreement(info: MeshInfo, inner: str) -> list[Discrepancy]:
+    """The condition that makes ``rules/collectives/other_axis.dl`` sound (docs/mesh.md): a
+    collective over another axis (the dp gradient all-reduce) sums the values of *every* tp
+    group, so a relation it carries in one group's check must hold at its input in every group.
+    Required: every rank issues the same collectives over each other axis, and every group's
+    check derives the same ``OtherAxisCommutes`` rows (byte-identical groups reuse one check).
+
+    Returns:
+        One discrepancy per condition that fails (none when there are no such collectives).
+    """
+    tp_checks = [c for c in info.checks if c.axis == inner]
+    problems = []
+    calls = [(r, _other_axis_collectives(m, inner)) for c in tp_checks for r, m in zip(c.ranks, c.result.inputs.ranks)]
+    first_r, first_calls = calls[0]
+    for r, seen in calls[1:]:
+        if seen != first_calls:
+            problems.append(
+                f"rank {r} issues other collectives over {', '.join(sorted(set(seen) | set(first_calls)))} "
+                f"than rank {first_r}: collectives over another mesh axis do not pair across the {inner} groups"
+            )
+            break
+    rows = [(c, {tuple(row) for row in c.result.derivation.derived.get("OtherAxisCommutes", [])}) for c in tp_checks]
+    first, first_rows = rows[0]
+    for c, got in rows[1:]:
+        if got != first_rows:
+            axis, k = sorted(got ^ first_rows)[0][:2]
+
+            def carried(found, axis=axis, k=k):
+                ls = [str(Layout.from_row(*row[2:])) for row in sorted(found) if row[:2] == (axis, k)]
+                return " and ".join(ls) or "no relation"
+
+            problems.append(
+                f"collective #{k} over {axis} carries {carried(first_rows)} in {first.label} but {carried(got)} in "
+                f"{c.label}: it sums values whose relations differ across the {inner} groups"
+            )
+            break
+    return [
+        Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, "seq", f"mesh check: {text}")
+        for text in problems
+    ]
+
+
 def _split(layout: Layout, value: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     from analyzer.sim.layouts import distribute
 
@@ -277,6 +335,7 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
     from analyzer.sim.inputs import random_inputs
     from analyzer.sim.layouts import relation_error
     from analyzer.simulate import _evaluate, _load, _prepare, _run_threads
+    from analyzer.witness import output_layout_from_shapes
 
     info: MeshInfo = result.mesh
     outer, inner = info.axes
@@ -303,10 +362,14 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
                     feeds[i * t + j][name] = per_tp[j]
         want = {}
         for pos, out in enumerate(result.verdict_.outputs):
-            # an unexplained output: what a user reads, tp Replicate (rank (i, 0)'s copy) and
-            # the dp relation the replicas have (the batch split), Replicate if none
+            # an unexplained output: what a user reads, the tp layout its shapes say (Replicate:
+            # rank (i, 0)'s copy; a divided axis: the shards concatenated) and the dp relation the
+            # replicas have (the batch split), Replicate if none
             dp_lay = dp_check.verdict_.outputs[pos].layout
-            tp_lay = tp_check.verdict_.outputs[pos].layout if out.relation else None
+            if out.relation:
+                tp_lay = tp_check.verdict_.outputs[pos].layout
+            else:
+                tp_lay = output_layout_from_shapes(tp_check.inputs.seq, tp_check.inputs.ranks, pos)
             names = out.rank_values if out.relation else [m.graph.output[pos].name for m in rank_models]
             want[out.name] = (dp_lay or REPLICATE, tp_lay or REPLICATE, names)
         seq_values = _evaluate(seq_model, seq_feeds, where="seq", rank=0, hub=MeshRendezvous({"world": 1}),

@@ -36,6 +36,7 @@ from onnx.reference import ReferenceEvaluator
 
 from analyzer.layout import Layout
 from analyzer.sim.collectives import (
+    AxisRendezvous,
     CollectiveCall,
     RankAborted,
     Rendezvous,
@@ -235,6 +236,7 @@ def run_ranks(
     dims: Mapping[str, int] | None = None,
     timeout: float = 300.0,
     aliases: Mapping[str, tuple[str, Layout]] | None = None,
+    mesh_axis: str | None = None,
 ) -> SimResult:
     """Run the sequential graph and all rank graphs on the same random inputs.
 
@@ -252,6 +254,10 @@ def run_ranks(
         timeout: seconds a rank may wait at one collective.
         aliases: rank inputs named otherwise than their sequential value (see
             :func:`analyzer.sim.inputs.rank_inputs`).
+        mesh_axis: the ranks are one group along this axis of a mesh check (docs/mesh.md): a
+            collective over another axis meets no other rank
+            (:class:`~analyzer.sim.collectives.AxisRendezvous`). None: every collective is
+            over all ranks.
 
     Returns:
         The :class:`SimResult`.
@@ -275,10 +281,13 @@ def run_ranks(
         seq_feeds,
         where="seq",
         rank=0,
-        hub=Rendezvous(1, timeout),
+        hub=Rendezvous(1, timeout) if mesh_axis is None else AxisRendezvous(1, mesh_axis, timeout),
         keep_intermediates=keep_intermediates,
     )
-    hub = Rendezvous(len(rank_models), timeout)
+    if mesh_axis is None:
+        hub = Rendezvous(len(rank_models), timeout)
+    else:
+        hub = AxisRendezvous(len(rank_models), mesh_axis, timeout)
     rank_values = _run_threads(rank_models, feeds, hub, keep_intermediates)
     return SimResult(
         seq=seq_values,

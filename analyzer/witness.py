@@ -116,6 +116,7 @@ def confirm_relations(
         seed=seed,
         keep_intermediates=True,
         aliases=aliases,
+        mesh_axis=inp.mesh_axis,
     )
     checks = []
     for (s, kind, axis, param), per_rank in pieces.items():

@@ -132,8 +132,9 @@ class _GroupComm:
         return [v for _, v in got]
 
 
-def simulate_mesh(protos, feeds, mesh):
-    """Run the rank files together; each collective meets the ranks of its ``mesh_axis``."""
+def simulate_mesh(protos, feeds, mesh, all_outputs=False):
+    """Run the rank files together; each collective meets the ranks of its ``mesh_axis``.
+    Returns each rank's first output (``all_outputs``: the list of its outputs)."""
     from onnx.reference import ReferenceEvaluator
     from onnx.reference.op_run import OpRun
 
@@ -175,7 +176,8 @@ def simulate_mesh(protos, feeds, mesh):
 
     def run(r):
         try:
-            results[r] = ReferenceEvaluator(protos[r], new_ops=ops(r)).run(None, feeds[r])[0]
+            outs = ReferenceEvaluator(protos[r], new_ops=ops(r)).run(None, feeds[r])
+            results[r] = outs if all_outputs else outs[0]
         except Exception as e:  # noqa: BLE001
             errors[r] = e
             for c in comms.values():

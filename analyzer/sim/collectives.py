@@ -45,6 +45,7 @@ from analyzer.sim.errors import CollectiveMismatch, SimulationError
 __all__ = [
     "COLLECTIVE_KINDS",
     "CollectiveCall",
+    "AxisRendezvous",
     "MeshRendezvous",
     "RankAborted",
     "Rendezvous",
@@ -297,6 +298,46 @@ class MeshRendezvous:
         """Record that ``rank`` failed (wakes the ranks waiting in its groups)."""
         for hub, local in self._all(rank):
             hub.fail(local, error)
+
+
+class AxisRendezvous:
+    """Rendezvous of the ranks of one group of a mesh check (docs/mesh.md), run on their own.
+
+    A collective over this group's mesh axis (``mesh_axis`` equal to ``axis``, or none) meets
+    the group's ranks; one over another mesh axis (the dp gradient all-reduce in a check along
+    tp) meets no other rank and returns its inputs (a reduction, gather or scatter over one
+    member), on the ranks and on the sequential side (the replica, run as a group of one)
+    alike: the check of one group with that axis of size 1.
+
+    Args:
+        n: ranks of the group.
+        axis: the mesh axis of the check.
+        timeout: seconds a rank waits at one collective.
+    """
+
+    def __init__(self, n: int, axis: str, timeout: float = 300.0) -> None:
+        self.n = n
+        self.axis = axis
+        self.group = Rendezvous(n, timeout)
+
+    @property
+    def log(self) -> list[tuple[CollectiveCall, ...]]:
+        """Completed collectives of the group (those over another axis are not logged)."""
+        return self.group.log
+
+    def exchange(self, rank: int, call: CollectiveCall) -> tuple[np.ndarray, ...]:
+        """As :meth:`Rendezvous.exchange`; a collective over another axis returns at once."""
+        if dict(call.attrs).get("mesh_axis") not in (None, self.axis):
+            return tuple(np.array(x, copy=True) for x in call.inputs)
+        return self.group.exchange(rank, call)
+
+    def finish(self, rank: int) -> None:
+        """Record that ``rank`` ran to the end."""
+        self.group.finish(rank)
+
+    def fail(self, rank: int, error: BaseException) -> None:
+        """Record that ``rank`` failed (wakes the ranks waiting in the group)."""
+        self.group.fail(rank, error)
 
 
 def _combine(k: int, calls: Sequence[CollectiveCall]) -> list[tuple[np.ndarray, ...]]:
