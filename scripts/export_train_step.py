@@ -374,13 +374,21 @@ def _buggy_ep(bug):
 
 
 def trace_step(model, args, world_size, inputs):
+    for p in model.parameters():
+        p.requires_grad_(True)
+    step, names = step_fn(model, args, world_size)
+    return make_fx_step(step, model, inputs), names
+
+
+def make_fx_step(step, model, inputs):
+    """``make_fx`` of a training step ``(inputs) -> [loss, *updated params, *updated states]``
+    down to ATen ops, with module scopes and source lines on its backward and optimizer ops
+    (scripts/backward_scopes.py)."""
     import torch
     from torch._decomp import get_decompositions
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    for p in model.parameters():
-        p.requires_grad_(True)
-    step, names = step_fn(model, args, world_size)
+    step._orig_mod = model  # lets make_fx record nn_module_stack (module paths) of the forward
     aten = torch.ops.aten
     # backward ops the ONNX exporter has no function for, written out in core ATen ops
     decomp = get_decompositions([
@@ -390,9 +398,10 @@ def trace_step(model, args, world_size, inputs):
     with hf.hf_tracing_patches(), warnings.catch_warnings(), BackwardScopes(model) as scopes:
         warnings.simplefilter("ignore")
         gm = make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
+    names = [n for n, _ in model.named_parameters()]
     outputs = list(gm.graph.nodes)[-1].args[0]
     scopes.annotate(gm, [None] + names * ((len(outputs) - 1) // len(names)))  # loss, then params and states
-    return gm, names
+    return gm
 
 
 def _constant_names(gm, model):

@@ -137,22 +137,10 @@ def _state(args, model):
 
 
 def _trace(step, model, inputs):
-    """make_fx of the step, with the decompositions of export_train_step.trace_step (which
-    builds its own step function)."""
-    import torch
-    from torch._decomp import get_decompositions
-    from torch.fx.experimental.proxy_tensor import make_fx
-
+    """make_fx of the step, as export_train_step traces its own steps."""
     for p in model.parameters():
         p.requires_grad_(True)
-    aten = torch.ops.aten
-    decomp = get_decompositions([
-        aten.silu_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
-        aten.nll_loss_backward, aten.nll_loss_forward, aten.embedding_dense_backward, aten.slice_backward,
-    ])
-    with hf.hf_tracing_patches(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
+    return ets.make_fx_step(step, model, inputs)
 
 
 def _step_args(preset, layers=2):
