@@ -469,7 +469,8 @@ def produce(args):
     input_names = ["input_ids", "labels", "num_items_in_batch", *state_names]
     param_names = [name for name, _ in model.named_parameters()]
     output_names = ["loss", *[f"updated.{p}" for p in param_names], *[f"updated.{s}" for s in state_names]]
-    meta = {"model": _family(args).FAMILIES[args.model][1], "case": out.name}
+    case = getattr(args, "case", None) or out.name
+    meta = {"model": _family(args).FAMILIES[args.model][1], "case": case}
 
     ep_desc = {}
 
@@ -545,7 +546,7 @@ def produce(args):
         **({"ep_plan": ep_desc} if ep_desc else {}),
         "seq_loss_vs_torch_max_abs_error": err,
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
-        "produced_by": f"python scripts/export_train_step.py --case {out.name}",
+        "produced_by": f"python scripts/export_train_step.py --case {case}",
     })
 
 
@@ -564,6 +565,7 @@ def main(argv=None):
     for k, v in preset.items():
         setattr(args, k, v)
     args.out = args_in.out or str(REPO / "examples" / args_in.case)
+    args.case = args_in.case  # case.yaml names the preset, also when --out writes elsewhere
     produce(args)
 
 

@@ -155,12 +155,13 @@ def test_train_step_producer_expert_parallel(tmp_path: Path):
     parameter Replicate."""
     from analyzer import check
 
-    out = tmp_path / "mixtral_ep2_sgd"
+    out = tmp_path / "ep_step"  # a folder not named after the case: case.yaml still names the preset
     cmd = [sys.executable, str(REPO / "scripts" / "export_train_step.py"), "--case", "mixtral_ep2_sgd",
            "--out", str(out)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr[-4000:]
     case = _load_case(out)
+    assert case["produced_by"] == "python scripts/export_train_step.py --case mixtral_ep2_sgd"
     assert case["training_step"]["parallel"] == "expert" and case["expected"] == "verified"
     assert case["seq_loss_vs_torch_max_abs_error"] < 1e-5
     result = check(out / "seq.onnx", [out / "rank0.onnx", out / "rank1.onnx"])
