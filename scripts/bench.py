@@ -251,6 +251,13 @@ def main(
 SCALE = "## Scale (full-size Llama shapes, weight-free graphs from scripts/make_large.py)"
 
 
+def _note(note: str) -> str:
+    """The --note text as it follows the load average: ", shared with ..." whether or not the
+    user started it with punctuation."""
+    note = note.strip()
+    return note if not note or note[0] in ",;:" else f", {note}"
+
+
 def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -> None:
     load_before = os.getloadavg()[0]
     rows = []
@@ -279,7 +286,8 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         SCALE,
         "",
         f"Measured by `python scripts/bench.py --large DIR --large DIR ... --repeat {repeat}` on "
-        f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load}){note}; the median of",
+        f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load})"
+        f"{_note(note)}; the median of",
         f"{repeat} child processes. Wall = the child process; onnx.load = plain `onnx.load(f,",
         "load_external_data=False)` of the same files, first thing in the child (the floor); import = `from",
         "analyzer import check` after that; check = the `check()` call. Ratio = (import + check) / onnx.load,",
