@@ -177,23 +177,14 @@ def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
     """``ReshapeAxisMap(n, in_axis, out_axis)`` and ``ReshapeStridedMap`` for seq nodes whose input 0 and output 0 have
     static shapes of equal size that differ (every reshape-like node, whatever its op)."""
     shapes = _seq_shapes(facts)
-    first_in: dict[str, str] = {}
-    first_out: dict[str, str] = {}
-    for row in facts.rows("Node_Input"):
-        if row["g"] == "seq" and row["pos"] == 0:
-            first_in[row["node"]] = row["value"]
-    for row in facts.rows("Node_Output"):
-        if row["g"] == "seq" and row["pos"] == 0:
-            first_out[row["node"]] = row["value"]
     out = FactTables()
     symbolic = _symbolic_seq_shapes(facts)
-    for node, src in first_in.items():
-        dst = first_out.get(node)
-        if dst is not None and src in symbolic and dst in symbolic and symbolic[src] != symbolic[dst]:
+    for node, src, dst in _seq_first_io(facts):
+        if src in symbolic and dst in symbolic and symbolic[src] != symbolic[dst]:
             for a, b in reshape_axis_map(symbolic[src], symbolic[dst], world_size).items():
                 out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
             continue
-        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
+        if src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
             continue
         for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
             out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
@@ -341,6 +332,24 @@ def replica_shard_shapes(facts: FactTables, world_size: int) -> FactTables:
     return out
 
 
+def _seq_reshapes(facts: FactTables, shapes: dict[str, list[int]]):
+    """``(node, input shape, output shape)`` of each seq node whose first output has the
+    elements of its first input in another shape (Reshape, Flatten, Squeeze, ...)."""
+    for node, src, dst in _seq_first_io(facts):
+        if src in shapes and dst in shapes and shapes[src] != shapes[dst]:
+            if math.prod(shapes[src]) == math.prod(shapes[dst]):
+                yield node, shapes[src], shapes[dst]
+
+
+def _seq_first_io(facts: FactTables):
+    """``(node, input 0, output 0)`` of each seq node that has both."""
+    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
+    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
+    for node, src in first_in.items():
+        if node in first_out:
+            yield node, src, first_out[node]
+
+
 def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
     """``ReshapeStridedMap`` rows of the replicated-group layouts for reshape-like seq nodes.
 
@@ -355,16 +364,7 @@ def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
     out = FactTables()
     if not ks:
         return out
-    shapes = _seq_shapes(facts)
-    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
-    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
-    for node, src in first_in.items():
-        dst = first_out.get(node)
-        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
-            continue
-        a_shape, b_shape = shapes[src], shapes[dst]
-        if math.prod(a_shape) != math.prod(b_shape):
-            continue
+    for node, a_shape, b_shape in _seq_reshapes(facts, _seq_shapes(facts)):
         for k in ks:
             groups = world_size // k
             if groups >= 2:
@@ -440,15 +440,8 @@ def microbatch_facts(facts: FactTables, world_size: int) -> FactTables:
                     local = dims.copy()
                     local[axis] = size // chunks
                     out.add("ParamShardShape", s=value, axis=axis, param=f"mb{m}", shape=",".join(map(str, local)))
-    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
-    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
-    for node, src in first_in.items():
-        dst = first_out.get(node)
-        if dst is None or src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
-            continue
-        if math.prod(shapes[src]) != math.prod(shapes[dst]):
-            continue
+    for node, src_shape, dst_shape in _seq_reshapes(facts, shapes):
         for m in counts:
-            for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size * m).items():
+            for a, b in reshape_axis_map(src_shape, dst_shape, world_size * m).items():
                 out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"mb{m}", out_axis=b, out_param=f"mb{m}")
     return out

@@ -78,7 +78,7 @@ from analyzer.dl.syntax import (
     Wildcard,
 )
 from analyzer.engines.base import Engine, EngineUnavailable, finish_outputs
-from analyzer.engines.relevance import RuleShape, kept_rules, rule_shapes
+from analyzer.engines.relevance import RuleShape, body_relations, kept_rules, rule_shapes
 
 __all__ = ["ClingoEngine", "GraphCopies", "facts_text", "predicate_name", "to_clingo"]
 
@@ -380,30 +380,6 @@ class _Compiled:
 _COMPILED: dict[int, tuple[weakref.ref, tuple, _Compiled]] = {}
 
 
-def _read_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:
-    """Add the relation of every atom of ``body``, also inside aggregates."""
-    for lit in body:
-        if isinstance(lit, Atom):
-            into.add(lit.relation)
-            _term_relations(lit.args, into)
-        elif isinstance(lit, Negation):
-            into.add(lit.atom.relation)
-        elif isinstance(lit, Constraint):
-            _term_relations((lit.left, lit.right), into)
-
-
-def _term_relations(terms: Iterable[Term], into: set[str]) -> None:
-    for term in terms:
-        if isinstance(term, Aggregate):
-            _read_relations(term.body, into)
-            if term.target is not None:
-                _term_relations((term.target,), into)
-        elif isinstance(term, BinOp):
-            _term_relations((term.left, term.right), into)
-        elif isinstance(term, Call):
-            _term_relations(term.args, into)
-
-
 _ATTR = "_clingo_compiled"  # where _compiled keeps its result on the program (pickled with it)
 
 
@@ -422,7 +398,7 @@ def _compiled(program: Program) -> _Compiled:
     else:
         read: set[str] = set(program.outputs)
         for rule in program.rules:
-            _read_relations(rule.body, read)
+            body_relations(rule.body, read)
         facts, shows = _facts_and_shows(program)
         values: dict[tuple[str, int], set] = {}
         for f in program.facts:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from analyzer.dl.syntax import Aggregate, Atom, BinOp, BodyLiteral, Call, Const, Constraint, Negation, Program, Term
 
-__all__ = ["RuleShape", "kept_rules", "rule_shapes"]
+__all__ = ["RuleShape", "body_relations", "kept_rules", "rule_shapes"]
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,14 @@ def rule_shapes(program: Program) -> tuple[RuleShape, ...]:
             if isinstance(lit, Atom)
         )
         reads: set[str] = set()
-        _reads(rule.body, reads)
+        body_relations(rule.body, reads)
         out.append(RuleShape(rule.head.relation, positive, frozenset(reads)))
     return tuple(out)
 
 
-def _reads(body: Iterable[BodyLiteral], into: set[str]) -> None:
+def body_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:
+    """Add to ``into`` every relation a rule body reads: its atoms, negated atoms, and the atoms
+    inside aggregates (also in constraints and function arguments)."""
     for lit in body:
         if isinstance(lit, Atom):
             into.add(lit.relation)
@@ -71,7 +73,7 @@ def _reads(body: Iterable[BodyLiteral], into: set[str]) -> None:
 def _term_reads(terms: Iterable[Term], into: set[str]) -> None:
     for term in terms:
         if isinstance(term, Aggregate):
-            _reads(term.body, into)
+            body_relations(term.body, into)
             if term.target is not None:
                 _term_reads((term.target,), into)
         elif isinstance(term, BinOp):

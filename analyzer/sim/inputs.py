@@ -195,11 +195,7 @@ def _inferred_infos(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int]]]:
     """Fed input -> ``(data value, axis)`` of the Gathers whose indices it becomes."""
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-    for node in model.graph.node:
-        if node.domain in ("", "ai.onnx"):
-            for i, name in enumerate(node.input):
-                consumers.setdefault(name, []).append((node, i))
+    consumers = _consumers(model)
     uses: dict[str, list[tuple[str, int]]] = {}
     for vi in feed_inputs(model):
         todo, seen = [vi.name], set()
@@ -355,11 +351,7 @@ def _sentinels(model: onnx.ModelProto) -> dict[str, list[int]]:
     consts = _int_constants(model)
     if not consts:
         return {}
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-    for node in model.graph.node:
-        if node.domain in ("", "ai.onnx"):
-            for i, name in enumerate(node.input):
-                consumers.setdefault(name, []).append((node, i))
+    consumers = _consumers(model)
     out: dict[str, list[int]] = {}
     for vi in feed_inputs(model):
         if not np.issubdtype(np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)), np.integer):
@@ -389,11 +381,7 @@ def _sqrt_operands(model: onnx.ModelProto) -> list[str]:
     """Fed float inputs that reach input 0 of a ``Sqrt`` through :data:`_SQRT_OPERAND_PATH` and
     :data:`_VALUE_PRESERVING` ops (input 0 of the latter), not through a square ``Mul(g, g)``
     (nonnegative whatever the signs of g)."""
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-    for node in model.graph.node:
-        if node.domain in ("", "ai.onnx"):
-            for i, name in enumerate(node.input):
-                consumers.setdefault(name, []).append((node, i))
+    consumers = _consumers(model)
     out = []
     for vi in feed_inputs(model):
         if not np.issubdtype(np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)), np.floating):
@@ -546,3 +534,13 @@ def guess_input_relations(
             if isinstance(a, int) and isinstance(b, int) and a == n * b:
                 relations[vi.name] = Layout("Shard", axis=diff[0])
     return relations
+
+
+def _consumers(model: onnx.ModelProto) -> dict[str, list[tuple[onnx.NodeProto, int]]]:
+    """Value name -> the standard-domain nodes reading it, with the input position."""
+    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx"):
+            for i, name in enumerate(node.input):
+                consumers.setdefault(name, []).append((node, i))
+    return consumers
