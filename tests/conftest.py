@@ -49,6 +49,34 @@ def model_from_text(text: str) -> onnx.ModelProto:
     return model
 
 
+def check_text_graphs(write_models, seq: str, ranks: list[str], *, infer_shapes: bool = False, **kwargs):
+    """Write the sequential graph and the rank graphs (ONNX text; the seq graph is checked, the
+    ranks only parsed: contrib ops), ``check()`` them with the numeric witness, and confirm
+    every derived relation on numbers (none may be refuted).
+
+    Args:
+        write_models: the :func:`write_models` fixture.
+        infer_shapes: run ONNX shape inference on the ranks (intermediates the rules read).
+        kwargs: more ``check()`` arguments (``relations``, ``numeric``).
+
+    Returns:
+        ``(result, relations confirmed, seq path, rank paths)``.
+    """
+    from analyzer import check
+    from analyzer.witness import confirm_relations
+
+    models = {"seq": model_from_text(seq)}
+    for r, text in enumerate(ranks):
+        model = onnx.parser.parse_model(text)
+        models[f"rank{r}"] = onnx.shape_inference.infer_shapes(model) if infer_shapes else model
+    paths = write_models(models)
+    rank_paths = [paths[f"rank{r}"] for r in range(len(ranks))]
+    result = check(paths["seq"], rank_paths, **{"numeric": True, **kwargs})
+    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert refuted == [], refuted
+    return result, checked, paths["seq"], rank_paths
+
+
 @pytest.fixture
 def write_models(tmp_path):
     """Write {name: ModelProto} into tmp_path and return {name: path}."""

@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from conftest import EXAMPLES, model_from_text
+from conftest import EXAMPLES, check_text_graphs
 
 from analyzer import check
 from analyzer.layout import Layout
@@ -29,15 +28,8 @@ HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 def _run(write_models, seq: str, ranks: list[str]):
     """Check seq against the ranks (ONNX text; the collectives' outputs declare their shapes, as
     exported graphs do), with every derived relation confirmed on numbers."""
-    models = {"seq": model_from_text(HEADER + seq)}
-    for r, text in enumerate(ranks):
-        models[f"rank{r}"] = onnx.parser.parse_model(HEADER + text)  # contrib ops: no checker
-    paths = write_models(models)
-    rank_paths = [paths[f"rank{r}"] for r in range(len(ranks))]
-    result = check(paths["seq"], rank_paths, numeric=True)
-    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert refuted == [], refuted
-    return result, paths["seq"], rank_paths
+    result, _, seq_path, rank_paths = check_text_graphs(write_models, HEADER + seq, [HEADER + t for t in ranks])
+    return result, seq_path, rank_paths
 
 
 def _error_as(seq: Path, ranks: list[Path], layout: Layout, x_layout: Layout) -> float:

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from conftest import model_from_text
+from conftest import check_text_graphs, model_from_text
 
 from analyzer import check
-from analyzer.witness import confirm_relations
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 
 
 def _run(write_models, seq: str, ranks: list[str]):
-    models = {"seq": model_from_text(HEADER + seq)}
-    for r, text in enumerate(ranks):
-        models[f"rank{r}"] = onnx.parser.parse_model(HEADER + text)  # contrib ops: no checker
-    paths = write_models(models)
-    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(len(ranks))], numeric=True)
-    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert refuted == [], refuted
-    return result
+    return check_text_graphs(write_models, HEADER + seq, [HEADER + t for t in ranks])[0]
 
 
 SEQ_MLP = """

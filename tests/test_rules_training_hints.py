@@ -6,12 +6,8 @@ its sharded parameter). The whole-model cases are in tests/test_train_steps.py."
 
 from __future__ import annotations
 
-import onnx
 import pytest
-from conftest import model_from_text
-
-from analyzer import check
-from analyzer.witness import confirm_relations
+from conftest import check_text_graphs, model_from_text
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 
@@ -84,15 +80,7 @@ step (float[4, 3] m, float[2, 3] g) => (float[2, 3] out, float[2, 3] m_new)
 
 
 def _run(write_models, seq: str, ranks: list[str]):
-    models = {"seq": model_from_text(HEADER + seq)}
-    for r, text in enumerate(ranks):
-        # contrib ops: no checker
-        models[f"rank{r}"] = onnx.shape_inference.infer_shapes(onnx.parser.parse_model(HEADER + text))
-    paths = write_models(models)
-    result = check(paths["seq"], [paths[f"rank{r}"] for r in range(len(ranks))], numeric=True)
-    checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert refuted == [], refuted
-    return result
+    return check_text_graphs(write_models, HEADER + seq, [HEADER + t for t in ranks], infer_shapes=True)[0]
 
 
 def test_sum_of_globally_normalized_gradients_is_verified(write_models):
