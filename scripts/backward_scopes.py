@@ -113,12 +113,14 @@ class BackwardScopes:
         owner: dict = {}
         marks = sorted(self.marks, key=lambda m: m[0])
         for (start, module, stack), nxt in zip(marks, marks[1:] + [(len(nodes), None, "")]):
+            if module is None:  # after torch.autograd.grad returned: the optimizer, below
+                continue
             for node in nodes[start : nxt[0]]:
-                if module is not None and not _has_scope(node) and node.op == "call_function":
+                if not _has_scope(node) and node.op == "call_function":
                     owner[node] = (module, stack)
         last_grad = max((start for start, module, _ in marks if module is None), default=None)
         if last_grad is not None:
-            owner.update(_optimizer_owners(nodes, last_grad, output_params, self.model))
+            owner.update(_optimizer_owners(nodes, last_grad, output_params))
         for node, (module, stack) in owner.items():
             while module and module not in stacks:  # a module with no op of its own: its parent's
                 module = module.rpartition(".")[0]
@@ -155,7 +157,7 @@ def _module_stacks(nodes) -> dict:
     return stacks
 
 
-def _optimizer_owners(nodes, after: int, output_params, model) -> dict:
+def _optimizer_owners(nodes, after: int, output_params) -> dict:
     """Ops after the backward that feed the update of exactly one parameter: its module."""
     out_node = nodes[-1]
     outs = out_node.args[0] if out_node.op == "output" else []
