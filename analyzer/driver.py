@@ -15,8 +15,10 @@ from pathlib import Path
 
 import onnx
 
+from analyzer import symmetry
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
 from analyzer.engines import get_engine
+from analyzer.engines.relevance import kept_on_facts
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
@@ -41,6 +43,15 @@ from analyzer.relations import (
     load_spec,
 )
 from analyzer.rulebook import rule_files, schema_files
+from analyzer.symmetry import (
+    expand_rows,
+    has_unprobed_rules,
+    probe_relations,
+    probes_agree,
+    representative_facts,
+    unsupported_rules,
+    with_rank_probes,
+)
 
 __all__ = ["CheckInput", "Derivation", "load_inputs", "derive", "graph_name"]
 
@@ -131,6 +142,7 @@ class Derivation:
     timings: dict[str, float] = field(default_factory=dict)
     coverage: list = field(default_factory=list)
     memo: str = ""
+    one_rank: bool = False  # every engine run solved one representative rank (analyzer/symmetry.py)
 
 
 def _rank_twins(same: Sequence[int]) -> list[int] | None:
@@ -335,11 +347,13 @@ def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTab
     facts = FactTables()
     n = inp.world_size
     facts.add("WorldSize", n=n)
+    facts.add("LastRank", r=n - 1)
     facts.add("GraphRank", g="seq", rank=-1)
     if inp.mesh_axis is not None:
         facts.add("CheckAxis", x=inp.mesh_axis)
     for r in range(n):
         facts.add("GraphRank", g=graph_name(r), rank=r)
+        facts.add("RankNumber", n=r)
         if r + 1 < n:
             facts.add("NextRank", r=r, next=r + 1)
     for rel in inp.relations:
@@ -454,7 +468,7 @@ def _same(inp: CheckInput) -> list[int] | None:
 
 
 # part of the cache key: change it when what is pickled changes
-_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 5"
+_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 7"
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 
 
@@ -504,6 +518,7 @@ def _load_program_cached(paths: Sequence[Path]):
 
     h = hashlib.blake2b(digest_size=16)
     h.update(_CACHE_FORMAT)
+    h.update(Path(symmetry.__file__).read_bytes())  # its rank probes are rules of the cached program
     for p in paths:
         h.update(str(Path(p).resolve()).encode())
         h.update(Path(p).read_bytes())
@@ -522,6 +537,7 @@ def _load_program_cached(paths: Sequence[Path]):
     program = _PROGRAMS[h.hexdigest()] = load_program(paths)
     from analyzer.engines import DEFAULT_ENGINE, ENGINES
 
+    with_rank_probes(program)  # before the translation: the probes are rules of the program
     ENGINES[DEFAULT_ENGINE].prepare(program)  # clingo's translation, pickled with the program
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -633,13 +649,17 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     run_program = instrument(program) if coverage else program
 
     t_engine = 0.0
+    one_rank_runs = 0
     rounds = 0
     capped = False
     while True:
         rounds += 1
         tuples = facts.tuples(program.decls)
         t2 = time.perf_counter()
-        if copies.targets and getattr(runner, "graph_copies", False):
+        derived = None if coverage else _solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size)
+        if derived is not None:
+            one_rank_runs += 1
+        elif copies.targets and getattr(runner, "graph_copies", False):
             given, copied = copies.engine_facts(tuples, program.decls)
             derived = runner.run(run_program, given, copies=copied)
         else:
@@ -659,6 +679,8 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         facts.extend(fresh)
     fired = coverage_of(program, derived) if coverage else []
     derived.pop(COVERAGE_RELATION, None)
+    for name in probe_relations(program):
+        derived.pop(name, None)
     return Derivation(
         coverage=fired,
         facts=tuples,
@@ -667,7 +689,56 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         rounds=rounds,
         capped=capped,
         timings={"facts": t_facts, "oracles": t_oracles, "engine": t_engine},
+        one_rank=one_rank_runs == rounds,
     )
+
+
+def _one_rank_world(program, tuples: dict[str, list[tuple]], copies: _Copies, world_size: int):
+    """The facts of the one-rank world (:mod:`analyzer.symmetry`): the other facts and rank 0's
+    graph facts as a :class:`~analyzer.engines.clingo_engine.GraphCopies` of ``"r0"`` alone;
+    None when the ranks' graphs or facts differ, or a rule the full facts keep may tell ranks
+    apart."""
+    if list(copies.targets) != ["r0"]:
+        return None
+    given, copied = copies.engine_facts(tuples, program.decls)
+    world = representative_facts(given, program.decls, world_size, copies.targets)
+    if world is None or (
+        has_unprobed_rules(program) and unsupported_rules(program, kept_on_facts(program, given, copied))
+    ):
+        return None
+    from analyzer.engines.clingo_engine import GraphCopies
+
+    return world, GraphCopies(("r0",), copied[0].rows)
+
+
+#: solve one representative rank when the ranks are alike (:mod:`analyzer.symmetry`); off only
+#: to compare against the full world (tests)
+SOLVE_ONE_RANK = True
+
+
+def _solve_one_rank(program, run_program, runner, tuples, copies: _Copies, world_size: int) -> dict | None:
+    """Every output relation of the full world, solved in the one-rank world
+    (:mod:`analyzer.symmetry`); None when that world cannot stand in for the full one."""
+    world = _one_rank_world(program, tuples, copies, world_size) if SOLVE_ONE_RANK else None
+    if world is None:
+        return None
+    given, source = world
+    if getattr(runner, "graph_copies", False):
+        derived = runner.run(run_program, given, copies=[source])
+    else:
+        derived = runner.run(run_program, _merged(given, source.rows))
+    if not probes_agree(derived, program, world_size):
+        return None  # a rule that tells ranks apart derives other rows on another rank
+    for name in probe_relations(program):
+        derived.pop(name, None)
+    return expand_rows(derived, program.decls, world_size)
+
+
+def _merged(given: dict[str, list[tuple]], graph_rows: Mapping[str, list[tuple]]) -> dict[str, list[tuple]]:
+    out = dict(given)
+    for name, rows in graph_rows.items():
+        out[name] = [*out.get(name, ()), *rows]
+    return out
 
 
 def _only_new(new: FactTables, old: FactTables, decls: dict) -> FactTables:

@@ -78,7 +78,7 @@ from analyzer.dl.syntax import (
     Wildcard,
 )
 from analyzer.engines.base import Engine, EngineUnavailable, finish_outputs
-from analyzer.engines.relevance import RuleShape, body_relations, kept_rules, rule_shapes
+from analyzer.engines.relevance import RuleShape, body_relations, kept_on_facts, program_shapes
 
 __all__ = ["ClingoEngine", "GraphCopies", "facts_text", "predicate_name", "to_clingo"]
 
@@ -368,8 +368,6 @@ class _Compiled:
     shows: str
     read: frozenset[str]
     shapes: tuple[RuleShape, ...]
-    given: frozenset[str]  # relations with program facts
-    fact_values: Mapping[tuple[str, int], frozenset]  # (relation, column) -> values of the program facts
 
     @property
     def text(self) -> str:
@@ -400,19 +398,7 @@ def _compiled(program: Program) -> _Compiled:
         for rule in program.rules:
             body_relations(rule.body, read)
         facts, shows = _facts_and_shows(program)
-        values: dict[tuple[str, int], set] = {}
-        for f in program.facts:
-            for i, v in enumerate(f.values):
-                values.setdefault((f.relation, i), set()).add(v)
-        out = _Compiled(
-            facts,
-            tuple(_rule(r) for r in program.rules),
-            shows,
-            frozenset(read),
-            rule_shapes(program),
-            frozenset(f.relation for f in program.facts),
-            {k: frozenset(v) for k, v in values.items()},
-        )
+        out = _Compiled(facts, tuple(_rule(r) for r in program.rules), shows, frozenset(read), program_shapes(program))
         program.__dict__[_ATTR] = (sig, out)
     for key in [k for k, (ref, _, _) in _COMPILED.items() if ref() is None]:
         del _COMPILED[key]
@@ -552,31 +538,9 @@ def _relevant_text(
     compiled: _Compiled, program: Program, rows: Mapping[str, list[tuple]], copies: Sequence[GraphCopies]
 ) -> tuple[str, frozenset[str]]:
     """The clingo text of the rules that can change an output on the facts ``rows`` and
-    ``copies`` (:func:`analyzer.engines.relevance.kept_rules`), and the relations those rules
+    ``copies`` (:func:`analyzer.engines.relevance.kept_on_facts`), and the relations those rules
     read or the program shows (the facts of other relations are not handed to clingo)."""
-    given = set(compiled.given) | {name for name, r in rows.items() if r}
-    for copy in copies:
-        given |= {name for name, r in copy.rows.items() if r}
-    cache: dict[tuple[str, int], frozenset] = {}
-
-    def column_values(relation: str, col: int) -> frozenset:
-        key = (relation, col)
-        if key not in cache:
-            values = set(compiled.fact_values.get(key, ()))
-            values.update(row[col] for row in rows.get(relation, ()) if len(row) > col)
-            decl = program.decls.get(relation)
-            for copy in copies:
-                copied = copy.rows.get(relation)
-                if not copied:
-                    continue
-                if decl is not None and col < decl.arity and decl.column_names[col] == "g":
-                    values.update(copy.graphs)
-                else:
-                    values.update(row[col] for row in copied if len(row) > col)
-            cache[key] = frozenset(values)
-        return cache[key]
-
-    kept = kept_rules(compiled.shapes, program.outputs, given, column_values)
+    kept = kept_on_facts(program, rows, copies)
     read = set(program.outputs)
     for i in kept:
         read |= compiled.shapes[i].reads

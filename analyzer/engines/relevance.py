@@ -18,12 +18,12 @@ graphs 0.07 -> 0.05 s (most of which is clingo's fixed cost per rule).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from analyzer.dl.syntax import Aggregate, Atom, BinOp, BodyLiteral, Call, Const, Constraint, Negation, Program, Term
 
-__all__ = ["RuleShape", "body_relations", "kept_rules", "rule_shapes"]
+__all__ = ["RuleShape", "body_relations", "kept_on_facts", "kept_rules", "program_shapes", "rule_shapes"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,47 @@ def rule_shapes(program: Program) -> tuple[RuleShape, ...]:
         body_relations(rule.body, reads)
         out.append(RuleShape(rule.head.relation, positive, frozenset(reads)))
     return tuple(out)
+
+
+_SHAPES = "_rule_shapes"  # where program_shapes keeps its result on the program (pickled with it)
+
+
+def program_shapes(program: Program) -> tuple[RuleShape, ...]:
+    """:func:`rule_shapes` of ``program``, computed once per program object."""
+    kept = program.__dict__.get(_SHAPES)
+    if kept is None or len(kept) != len(program.rules):
+        kept = program.__dict__[_SHAPES] = rule_shapes(program)
+    return kept
+
+
+def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Sequence = ()) -> list[int]:
+    """:func:`kept_rules` of ``program`` on the EDB ``rows`` plus the program's own facts and
+    ``copies`` (graphs whose facts are one graph's relabelled: objects with ``graphs``, the
+    graph names, and ``rows``, the first graph's facts by relation; see
+    :class:`~analyzer.engines.clingo_engine.GraphCopies`)."""
+    given = {f.relation for f in program.facts} | {name for name, r in rows.items() if r}
+    for copy in copies:
+        given |= {name for name, r in copy.rows.items() if r}
+    cache: dict[tuple[str, int], frozenset] = {}
+
+    def column_values(relation: str, col: int) -> frozenset:
+        key = (relation, col)
+        if key not in cache:
+            values = {f.values[col] for f in program.facts if f.relation == relation and len(f.values) > col}
+            values.update(row[col] for row in rows.get(relation, ()) if len(row) > col)
+            decl = program.decls.get(relation)
+            for copy in copies:
+                copied = copy.rows.get(relation)
+                if not copied:
+                    continue
+                if decl is not None and col < decl.arity and decl.column_names[col] == "g":
+                    values.update(copy.graphs)
+                else:
+                    values.update(row[col] for row in copied if len(row) > col)
+            cache[key] = frozenset(values)
+        return cache[key]
+
+    return kept_rules(program_shapes(program), program.outputs, given, column_values)
 
 
 def body_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:
