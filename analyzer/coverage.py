@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from analyzer.dl import Atom, Const, Decl, Program, Rule
+from analyzer.symmetry import PROBE_PREFIX
 
 __all__ = ["COVERAGE_RELATION", "RuleCoverage", "instrument", "coverage_of"]
 
@@ -40,7 +41,11 @@ def instrument(program: Program) -> Program:
         raise ValueError(f"the program already declares {COVERAGE_RELATION}")
     decls = dict(program.decls)
     decls[COVERAGE_RELATION] = Decl(COVERAGE_RELATION, (("rule", "number"),), ("number",), "rules that fired")
-    twins = [Rule(Atom(COVERAGE_RELATION, (Const(i),)), rule.body, rule.loc) for i, rule in enumerate(program.rules)]
+    twins = [
+        Rule(Atom(COVERAGE_RELATION, (Const(i),)), rule.body, rule.loc)
+        for i, rule in enumerate(program.rules)
+        if not _generated(rule)
+    ]
     return dataclasses.replace(
         program,
         decls=decls,
@@ -55,4 +60,10 @@ def coverage_of(program: Program, derived: dict[str, list[tuple]]) -> list[RuleC
     return [
         RuleCoverage(rule.loc.file or "<string>", rule.loc.line or 0, rule.head.relation, i in fired)
         for i, rule in enumerate(program.rules)
+        if not _generated(rule)
     ]
+
+
+def _generated(rule: Rule) -> bool:
+    """A rule the driver adds (the one-rank world's probes, :mod:`analyzer.symmetry`), not the library's."""
+    return rule.head.relation.startswith(PROBE_PREFIX)

@@ -254,3 +254,10 @@ def test_data_parallel_training_steps_give_the_same_relations_and_report(name):
     assert fast.derivation.derived == full.derivation.derived
     assert fast.verdict == full.verdict == yaml.safe_load((EXAMPLES / name / "case.yaml").read_text())["expected"]
     assert _report(fast) == _report(full)
+
+
+def test_coverage_lists_the_library_rules_not_the_probes(write_models):
+    _, _, seq, ranks = check_text_graphs(write_models, HEADER + SEQ_MLP, [HEADER + RANK_MLP] * 2)
+    result = check(seq, ranks, coverage=True)
+    assert result.derivation.coverage
+    assert not [c for c in result.derivation.coverage if c.head.startswith("RankProbe_") or c.file == "<string>"]
