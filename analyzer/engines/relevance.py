@@ -73,7 +73,8 @@ def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Seq
     ``copies`` (graphs whose facts are one graph's relabelled: objects with ``graphs``, the
     graph names, and ``rows``, the first graph's facts by relation; see
     :class:`~analyzer.engines.clingo_engine.GraphCopies`)."""
-    given = {f.relation for f in program.facts} | {name for name, r in rows.items() if r}
+    own = _program_fact_values(program)
+    given = {relation for relation, _ in own} | {name for name, r in rows.items() if r}
     for copy in copies:
         given |= {name for name, r in copy.rows.items() if r}
     cache: dict[tuple[str, int], frozenset] = {}
@@ -81,7 +82,7 @@ def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Seq
     def column_values(relation: str, col: int) -> frozenset:
         key = (relation, col)
         if key not in cache:
-            values = {f.values[col] for f in program.facts if f.relation == relation and len(f.values) > col}
+            values = set(own.get(key, ()))
             values.update(row[col] for row in rows.get(relation, ()) if len(row) > col)
             decl = program.decls.get(relation)
             for copy in copies:
@@ -96,6 +97,22 @@ def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Seq
         return cache[key]
 
     return kept_rules(program_shapes(program), program.outputs, given, column_values)
+
+
+_FACT_VALUES = "_program_fact_values"
+
+
+def _program_fact_values(program: Program) -> dict[tuple[str, int], frozenset]:
+    """(relation, column) -> the values of the facts written in the program, once per program."""
+    kept = program.__dict__.get(_FACT_VALUES)
+    if kept is None or kept[0] != len(program.facts):
+        values: dict[tuple[str, int], set] = {}
+        for f in program.facts:
+            for i, v in enumerate(f.values):
+                values.setdefault((f.relation, i), set()).add(v)
+            values.setdefault((f.relation, -1), set())  # a relation with a fact, also of arity 0
+        kept = program.__dict__[_FACT_VALUES] = (len(program.facts), {k: frozenset(v) for k, v in values.items()})
+    return kept[1]
 
 
 def body_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:
