@@ -120,6 +120,7 @@ def check(
     coverage: bool = False,
     memoize: bool = True,
     pipeline: int | None = None,
+    one_rank: bool = True,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -138,6 +139,9 @@ def check(
         pipeline: the rank files are this many pipeline stages (``--pp``; tensor-parallel
             rank fastest): each rank's stages are chained by boundary tensor names
             (:mod:`analyzer.pipeline`), and each discrepancy gets the ``stage`` it lives in.
+        one_rank: when every rank file holds the same graph and the input relations are the
+            same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.symmetry`;
+            the result is the same); False solves every rank.
 
     Returns:
         A :class:`CheckResult`.
@@ -157,12 +161,12 @@ def check(
                 raise InputError(f"{spec.path}: a mesh spec cannot be combined with --pp")
             with _no_cyclic_gc():
                 return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
-                                  coverage=coverage, memoize=memoize)
+                                  coverage=coverage, memoize=memoize, one_rank=one_rank)
     t0 = time.perf_counter()
     with _no_cyclic_gc():
         inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
         t_load = time.perf_counter() - t0
-        deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
+        deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
         t1 = time.perf_counter()
         verdict = build_verdict(inp, deriv)
         if inp.pipeline is not None:

@@ -98,6 +98,12 @@ def main() -> None:
 @click.option(
     "--no-memo", "no_memo", is_flag=True, help="Do not solve identical decoder layers once (check every layer)."
 )
+@click.option(
+    "--all-ranks",
+    "all_ranks",
+    is_flag=True,
+    help="Solve every rank even when all rank files hold the same graph (by default rank 0 is solved and copied).",
+)
 @click.option("--coverage", is_flag=True, help="Report which rules fired, per rule file.")
 @click.option(
     "--pp",
@@ -125,6 +131,7 @@ def check(
     numeric,
     seed,
     no_memo,
+    all_ranks,
     coverage,
     pipeline,
     explain,
@@ -156,6 +163,7 @@ def check(
             seed=seed,
             coverage=coverage,
             memoize=not no_memo,
+            one_rank=not all_ranks,
             pipeline=pipeline,
         )
     try:

@@ -381,6 +381,7 @@ def derive(
     max_rounds: int = 8,
     coverage: bool = False,
     memoize: bool = True,
+    one_rank: bool = True,
 ) -> Derivation:
     """Run the rule library over the facts of ``inp`` to a fixpoint.
 
@@ -393,6 +394,7 @@ def derive(
         coverage: also record which rules fired (:mod:`analyzer.coverage`).
         memoize: collapse runs of identical decoder layers (:mod:`analyzer.memo`); the
             whole graph is checked when the collapsed run's boundary is not a fixpoint.
+        one_rank: solve rank 0 alone when the ranks are alike (:mod:`analyzer.symmetry`).
 
     Returns:
         The :class:`Derivation`.
@@ -421,7 +423,9 @@ def derive(
             note = "no run of identical layers"
         t_memo = time.perf_counter() - t0
         if collapse is not None:
-            deriv = _run(inp, collapse.seq, collapse.ranks, program, runner, derived_oracles, max_rounds, coverage)
+            deriv = _run(
+                inp, collapse.seq, collapse.ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank
+            )
             deriv.timings["memo"] = t_memo
             holds, pieces = _relation_index(deriv)
             if boundary_is_fixpoint(collapse, holds, pieces):
@@ -433,7 +437,7 @@ def derive(
     seq = inp.canonical_seq or inp.seq
     ranks = inp.canonical_ranks or inp.ranks
     t_canonical = time.perf_counter() - t0
-    deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage)
+    deriv = _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank)
     deriv.timings["canonical"] = t_canonical
     deriv.memo = note
     return deriv
@@ -628,7 +632,7 @@ def _inference_context(model: onnx.ModelProto) -> tuple:
     return model.ir_version, list(model.opset_import), list(model.functions)
 
 
-def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage) -> Derivation:
+def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank=True) -> Derivation:
     t0 = time.perf_counter()
     facts, copies = _graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
@@ -656,7 +660,9 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         rounds += 1
         tuples = facts.tuples(program.decls)
         t2 = time.perf_counter()
-        derived = None if coverage else _solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size)
+        derived = None
+        if one_rank and not coverage:
+            derived = _solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size)
         if derived is not None:
             one_rank_runs += 1
         elif copies.targets and getattr(runner, "graph_copies", False):
@@ -711,15 +717,10 @@ def _one_rank_world(program, tuples: dict[str, list[tuple]], copies: _Copies, wo
     return world, GraphCopies(("r0",), copied[0].rows)
 
 
-#: solve one representative rank when the ranks are alike (:mod:`analyzer.symmetry`); off only
-#: to compare against the full world (tests)
-SOLVE_ONE_RANK = True
-
-
 def _solve_one_rank(program, run_program, runner, tuples, copies: _Copies, world_size: int) -> dict | None:
     """Every output relation of the full world, solved in the one-rank world
     (:mod:`analyzer.symmetry`); None when that world cannot stand in for the full one."""
-    world = _one_rank_world(program, tuples, copies, world_size) if SOLVE_ONE_RANK else None
+    world = _one_rank_world(program, tuples, copies, world_size)
     if world is None:
         return None
     given, source = world

@@ -132,11 +132,11 @@ def _check_rank_order(inp: CheckInput, first: int) -> None:
             )
 
 
-def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool) -> CheckResult:
+def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool) -> CheckResult:
     from analyzer.api import CheckResult
 
     t0 = time.perf_counter()
-    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
+    deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
     verdict = build_verdict(inp, deriv)
     return CheckResult(inp, deriv, verdict, engine, time.perf_counter() - t0)
 
@@ -152,6 +152,7 @@ def check_mesh(
     seed: int = 0,
     coverage: bool = False,
     memoize: bool = True,
+    one_rank: bool = True,
 ) -> CheckResult:
     """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
 
@@ -190,11 +191,11 @@ def check_mesh(
             short = f"{inner} group {first.ranks[0] // t}"
             info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
             continue
-        sub = _run(inp, engine, rules, coverage, memoize)
+        sub = _run(inp, engine, rules, coverage, memoize, one_rank)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])
     label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
-    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize)
+    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank)
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)

@@ -190,6 +190,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
+    if verbose and result.derivation.one_rank:
+        console.print(f"rank graphs alike: rank 0 solved, its rows copied to ranks 1..{result.inputs.world_size - 1}")
     colour = "green" if v.verdict == "verified" else "red"
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:

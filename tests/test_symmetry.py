@@ -169,13 +169,7 @@ def test_probe_rows_must_be_the_same_at_every_rank():
 
 def _both(seq, ranks, **kwargs):
     """The check with the one-rank world allowed, and without it."""
-    fast = check(seq, ranks, **kwargs)
-    driver.SOLVE_ONE_RANK = False
-    try:
-        full = check(seq, ranks, **kwargs)
-    finally:
-        driver.SOLVE_ONE_RANK = True
-    return fast, full
+    return check(seq, ranks, **kwargs), check(seq, ranks, one_rank=False, **kwargs)
 
 
 def _report(result) -> dict:
@@ -261,3 +255,18 @@ def test_coverage_lists_the_library_rules_not_the_probes(write_models):
     result = check(seq, ranks, coverage=True)
     assert result.derivation.coverage
     assert not [c for c in result.derivation.coverage if c.head.startswith("RankProbe_") or c.file == "<string>"]
+
+
+def test_cli_says_when_rank_zero_was_solved_and_all_ranks_solves_every_rank():
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    seq, ranks, _ = _example("llama_dp2_sgd")
+    args = ["check", str(seq), *map(str, ranks), "-v"]
+    fast = CliRunner().invoke(main, args)
+    full = CliRunner().invoke(main, [*args, "--all-ranks"])
+    assert fast.exit_code == full.exit_code == 0, (fast.output, full.output)
+    assert "rank 0 solved, its rows copied to ranks 1..1" in fast.output
+    assert "rank 0 solved" not in full.output
+    assert "verified" in fast.output and "verified" in full.output
