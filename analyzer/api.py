@@ -146,6 +146,7 @@ def check(
         analyzer.errors.InputError: bad files, spec or rules (one-line message).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    spec = None
     if relations is not None:
         from analyzer.relations import load_spec
 
@@ -160,7 +161,7 @@ def check(
                                   coverage=coverage, memoize=memoize)
     t0 = time.perf_counter()
     with _no_cyclic_gc():
-        inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
+        inp = load_inputs(seq, ranks, spec, pipeline=pipeline)  # the spec read once
         t_load = time.perf_counter() - t0
         deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize)
         t1 = time.perf_counter()

@@ -206,17 +206,36 @@ def _value_info(name: str, ttype: TensorType) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, ONNX_DTYPES[ttype.dtype], list(ttype.shape))
 
 
+class _ValueInfos:
+    """Value infos of one graph: each distinct type is built once by ``make_tensor_value_info``
+    and copied (the same bytes as building each value's anew)."""
+
+    def __init__(self, types: dict[str, TensorType]) -> None:
+        self.types = types
+        self.built: dict[TensorType, onnx.TypeProto] = {}
+
+    def __call__(self, name: str) -> onnx.ValueInfoProto:
+        ttype = self.types[name]
+        proto = self.built.get(ttype)
+        if proto is None:
+            proto = self.built[ttype] = _value_info("", ttype).type
+        vi = onnx.ValueInfoProto(name=name)
+        vi.type.CopyFrom(proto)
+        return vi
+
+
 def _model(b: GraphBuilder, graph: FxGraph, outputs: list[str], used: set) -> onnx.ModelProto:
     init_names = {t.name for t in b.initializers}
     boundary = set(b.inputs) | set(outputs) | init_names
     produced = [o for n in b.nodes for o in n.output if o]
+    info = _ValueInfos(b.types)
     g = helper.make_graph(
         b.nodes,
         Path(graph.path).stem,
-        [_value_info(n, b.types[n]) for n in b.inputs],
-        [_value_info(n, b.types[n]) for n in outputs],
+        [info(n) for n in b.inputs],
+        [info(n) for n in outputs],
         initializer=b.initializers,
-        value_info=[_value_info(n, b.types[n]) for n in produced if n not in boundary and n in b.types],
+        value_info=[info(n) for n in produced if n not in boundary and n in b.types],
     )
     functions = function_protos(used)
     domains = sorted(b.domains | {f.domain for f in functions})
