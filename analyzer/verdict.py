@@ -150,7 +150,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
         hint_ids[("seq", row["n"])].append(row["hint"])
     for row in ix.rows("RankHint"):
         hint_ids[(row["g"], row["m"])].append(row["hint"])
-    hints = _hint_texts() if hint_ids else {}  # the catalog is read only when a hint is shown
+    hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
     tried: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RuleTried"):
         tried[row["n"]].append(row["file"])
@@ -178,6 +178,8 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             if row["n"] == node and g == "seq":
                 paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
         ids = sorted(set(hint_ids.get((g, node), [])))
+        if ids and not hints:
+            hints.update(_hint_texts())
         d = Discrepancy(
             kind,
             node_name[(g, node)],
