@@ -150,6 +150,7 @@ def check(
         analyzer.errors.InputError: bad files, spec or rules (one-line message).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    spec = None
     if relations is not None:
         from analyzer.relations import load_spec
 
@@ -164,7 +165,7 @@ def check(
                                   coverage=coverage, memoize=memoize, one_rank=one_rank)
     t0 = time.perf_counter()
     with _no_cyclic_gc():
-        inp = load_inputs(seq, ranks, relations, pipeline=pipeline)
+        inp = load_inputs(seq, ranks, spec, pipeline=pipeline)  # the spec read once
         t_load = time.perf_counter() - t0
         deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
         t1 = time.perf_counter()

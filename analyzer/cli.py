@@ -245,6 +245,7 @@ def import_fx_command(dump, out, world_size, constants, positions) -> None:
     unknown = sorted(set(values) - {i.name for i in model.graph.initializer})
     if unknown:
         raise InputError(f"{dump}: --constant {unknown[0]}: the graph has no constant of that name")
+    onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
     try:
         onnx.save(model, out)
     except OSError as exc:

@@ -37,6 +37,7 @@ from analyzer.pipeline import PipelineInfo, chain_stages, split_stages
 from analyzer.relations import (
     InputRelation,
     MisplacedChunk,
+    Spec,
     apply_spec,
     check_weight_values,
     infer_input_relations,
@@ -251,7 +252,7 @@ def load_graph(
 def load_inputs(
     seq_path: str | Path,
     rank_paths: Sequence[str | Path],
-    spec_path: str | Path | None = None,
+    spec_path: str | Path | Spec | None = None,
     *,
     pipeline: int | None = None,
 ) -> CheckInput:
@@ -261,7 +262,7 @@ def load_inputs(
     Args:
         seq_path: the sequential graph.
         rank_paths: one graph per process, rank 0 first.
-        spec_path: optional relations spec (:mod:`analyzer.relations`).
+        spec_path: optional relations spec (:mod:`analyzer.relations`), or the one already loaded.
         pipeline: number of pipeline stages P (``--pp``; or ``pipeline: {stages: P}`` in the
             spec): the files are P stages of F/P tensor-parallel ranks each, tensor-parallel
             rank fastest; each rank's stages are chained by boundary tensor names
@@ -276,7 +277,7 @@ def load_inputs(
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
-    spec = load_spec(spec_path) if spec_path is not None else None
+    spec = spec_path if isinstance(spec_path, Spec) or spec_path is None else load_spec(spec_path)
     extra = {"outputs": spec.outputs, "constants": spec.constants, "groups": spec.groups} if spec else {}
     if spec is not None and spec.pipeline_stages is not None:
         if pipeline is not None and pipeline != spec.pipeline_stages:

@@ -9,6 +9,7 @@ its inputs, the rank nodes it was paired with and the hints from ``rules/diagnos
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,13 @@ class _Index:
         cols = [c for c, _ in self.decls[rel].columns]
         return [dict(zip(cols, row)) for row in self.t.get(rel, [])]
 
+    def columns(self, rel: str, *names: str) -> list[tuple]:
+        """The rows of ``rel`` as tuples of the named columns, in that order (no dict per row)."""
+        cols = [c for c, _ in self.decls[rel].columns]
+        pick = operator.itemgetter(*(cols.index(name) for name in names))
+        rows = self.t.get(rel, [])
+        return [(pick(row),) for row in rows] if len(names) == 1 else list(map(pick, rows))
+
 
 def _hint_texts() -> dict[str, str]:
     import yaml  # here: a verified check without hints does not import it
@@ -115,24 +123,24 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     node_op: dict[tuple[str, str], str] = {}
     node_index: dict[tuple[str, str], int] = {}
     node_name: dict[tuple[str, str], str] = {}
-    for row in ix.rows("Node"):
-        node_op[(row["g"], row["node"])] = row["op"] if not row["domain"] else f"{row['domain']}::{row['op']}"
-        node_name[(row["g"], row["node"])] = row["name"] or row["node"]
-    for row in ix.rows("Node_Index"):
-        node_index[(row["g"], row["node"])] = row["index"]
-    scope = {(r["g"], r["node"]): r["scope"] for r in ix.rows("Node_Scope")}
-    source = {(r["g"], r["node"]): (r["file"], r["line"], r["code"]) for r in ix.rows("Node_Source")}
+    for g, node, op, domain, name in ix.columns("Node", "g", "node", "op", "domain", "name"):
+        node_op[(g, node)] = op if not domain else f"{domain}::{op}"
+        node_name[(g, node)] = name or node
+    for g, node, index in ix.columns("Node_Index", "g", "node", "index"):
+        node_index[(g, node)] = index
+    scope = {(g, node): sc for g, node, sc in ix.columns("Node_Scope", "g", "node", "scope")}
+    source = {
+        (g, node): (f, ln, c) for g, node, f, ln, c in ix.columns("Node_Source", "g", "node", "file", "line", "code")
+    }
     producer: dict[tuple[str, str], str] = {}
     inputs_of: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
-    readers: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for row in ix.rows("Node_Output"):
-        producer[(row["g"], row["value"])] = row["node"]
-    for row in ix.rows("Node_Input"):
-        inputs_of[(row["g"], row["node"])].append((row["pos"], row["value"]))
-        readers[(row["g"], row["value"])].append(row["node"])
+    for g, node, value in ix.columns("Node_Output", "g", "node", "value"):
+        producer[(g, value)] = node
+    for g, node, pos, value in ix.columns("Node_Input", "g", "node", "pos", "value"):
+        inputs_of[(g, node)].append((pos, value))
     holds: dict[str, list[tuple]] = defaultdict(list)
-    for row in ix.rows("Holds"):
-        holds[row["s"]].append((row["kind"], row["axis"], row["param"]))
+    for s, kind, axis, param in ix.columns("Holds", "s", "kind", "axis", "param"):
+        holds[s].append((kind, axis, param))
 
     outputs = _outputs(ix, n)
     unexplained = [o.name for o in outputs if o.relation is None]
@@ -142,7 +150,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
         hint_ids[("seq", row["n"])].append(row["hint"])
     for row in ix.rows("RankHint"):
         hint_ids[(row["g"], row["m"])].append(row["hint"])
-    hints = _hint_texts() if hint_ids else {}  # the catalog is read only when a hint is shown
+    hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
     tried: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RuleTried"):
         tried[row["n"]].append(row["file"])
@@ -170,6 +178,8 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             if row["n"] == node and g == "seq":
                 paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
         ids = sorted(set(hint_ids.get((g, node), [])))
+        if ids and not hints:
+            hints.update(_hint_texts())
         d = Discrepancy(
             kind,
             node_name[(g, node)],
@@ -230,6 +240,8 @@ def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: di
     Any other ``Check_*`` row is reported as it is.
     """
     out: list[Discrepancy] = []
+    if not checks:  # every Check_* relation is empty (the pairing checks too)
+        return out
     coll = {(row["g"], row["k"]): row["m"] for row in ix.rows("Collective")}
     shape = {(r["g"], r["value"]): r["shape"] for r in ix.rows("Value_Shape")}
     dtype = {(r["g"], r["value"]): r["dtype"] for r in ix.rows("Value_DType")}

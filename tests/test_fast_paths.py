@@ -186,3 +186,18 @@ def test_libyaml_reads_the_bundled_tables_as_the_python_loader_does():
     for path in (Path(to_onnx.__file__).with_name("aten_ops.yaml"), hints_catalog()):
         text = path.read_text(encoding="utf-8")
         assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)
+
+
+def test_hint_catalog_is_read_only_for_a_reported_discrepancy(monkeypatch):
+    # deepspeed_moe_ep2 is verified, yet Hint rows exist (frontier nodes upstream of no
+    # output): the catalog of hint texts is not needed and not read
+    import analyzer.verdict
+
+    def unexpected():
+        raise AssertionError("hint catalog read for a verified check")
+
+    monkeypatch.setattr(analyzer.verdict, "_hint_texts", unexpected)
+    folder = EXAMPLES / "deepspeed_moe_ep2"
+    result = check(folder / "seq.onnx", [folder / "rank0.onnx", folder / "rank1.onnx"])
+    assert result.verdict == "verified"
+    assert result.derivation.derived["Hint"] or result.derivation.derived["RankHint"]

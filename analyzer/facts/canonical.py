@@ -51,21 +51,49 @@ from onnx import helper, numpy_helper
 __all__ = ["canonicalize"]
 
 
-def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
-    """Static shapes by value name (initializers over value infos). Equal types serialize to
-    equal bytes, so each distinct type is decoded once (the lists are shared: read only)."""
-    out: dict[str, list[int]] = {}
-    g = model.graph
-    static: dict[bytes, list[int] | None] = {}
-    for vi in list(g.value_info) + list(g.input) + list(g.output):
-        key = vi.type.SerializeToString()
-        if key not in static:
-            static[key] = _static_dims(vi.type.tensor_type)
-        if static[key] is not None:
-            out[vi.name] = static[key]
-    for init in g.initializer:
-        out[init.name] = list(init.dims)
-    return out
+class _Types:
+    """Static shapes and element types by value name (initializers over value infos), read
+    once per :func:`canonicalize` and kept up to date by the rewrites, which add values and
+    initializers through :meth:`add_value` and :meth:`add_initializer` (and never remove a
+    value info). Equal types serialize to equal bytes, so each distinct type is decoded once
+    (the shape lists are shared: read only)."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        g = model.graph
+        self.graph = g
+        self.shapes: dict[str, list[int]] = {}
+        self.dtypes: dict[str, int] = {}
+        static: dict[bytes, list[int] | None] = {}
+        for vi in list(g.value_info) + list(g.input) + list(g.output):
+            key = vi.type.SerializeToString()
+            if key not in static:
+                static[key] = _static_dims(vi.type.tensor_type)
+            if static[key] is not None:
+                self.shapes[vi.name] = static[key]
+            self.dtypes[vi.name] = vi.type.tensor_type.elem_type
+        for init in g.initializer:
+            self.shapes[init.name] = list(init.dims)
+            self.dtypes[init.name] = init.data_type
+        self._ones: dict[str, bool] = {}
+
+    def add_value(self, name: str, dtype: int, dims: list[int]) -> None:
+        """Declare a new value ``name`` of static shape ``dims`` (a value info of the graph)."""
+        self.graph.value_info.append(helper.make_tensor_value_info(name, dtype, dims))
+        self.shapes[name] = list(dims)
+        self.dtypes[name] = dtype
+
+    def add_initializer(self, tensor: onnx.TensorProto) -> None:
+        """Add an initializer to the graph."""
+        self.graph.initializer.append(tensor)
+        self.shapes[tensor.name] = list(tensor.dims)
+        self.dtypes[tensor.name] = tensor.data_type
+
+    def all_ones(self, name: str) -> bool:
+        """``name`` is a small int64 initializer of ones (a Slice's steps)."""
+        if name not in self._ones:
+            init = next((t for t in self.graph.initializer if t.name == name), None)
+            self._ones[name] = init is not None and init.data_type == onnx.TensorProto.INT64 and _all_ones(init)
+        return self._ones[name]
 
 
 def _static_dims(t: onnx.TypeProto.Tensor) -> list[int] | None:
@@ -81,24 +109,18 @@ _SHAPE_KEEPING = ("Reshape", "Expand", "Cast")  # Slice too, when its steps are 
 _NOOP_CANDIDATES = frozenset({"Identity", "Slice", *_SHAPE_KEEPING})
 
 
-def _dtypes(model: onnx.ModelProto) -> dict[str, int]:
-    g = model.graph
-    out = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input) + list(g.output)}
-    out.update({init.name: init.data_type for init in g.initializer})
-    return out
-
-
-def _is_noop(node: onnx.NodeProto, shapes: dict, dtypes: dict, ones: set[str]) -> bool:
+def _is_noop(node: onnx.NodeProto, types: _Types) -> bool:
     if node.op_type not in _NOOP_CANDIDATES or len(node.output) != 1 or not node.input:
         return False
     if _is_op(node, "Identity"):
         return True
     if _is_op(node, "Slice"):
-        if len(node.input) > 4 and node.input[4] and node.input[4] not in ones:
+        if len(node.input) > 4 and node.input[4] and not types.all_ones(node.input[4]):
             return False
     elif not any(_is_op(node, op) for op in _SHAPE_KEEPING):
         return False
     x, y = node.input[0], node.output[0]
+    shapes, dtypes = types.shapes, types.dtypes
     return shapes.get(x) is not None and shapes.get(x) == shapes.get(y) and dtypes.get(x) == dtypes.get(y) != 0
 
 
@@ -131,11 +153,9 @@ def _fold_reshape_chains(model: onnx.ModelProto) -> int:
     return folded
 
 
-def _drop_noops(model: onnx.ModelProto) -> int:
+def _drop_noops(model: onnx.ModelProto, types: _Types) -> int:
     """Remove no-op nodes of ``model`` in place (module docstring); returns how many."""
     g = model.graph
-    shapes, dtypes = _shapes(model), _dtypes(model)
-    ones = {t.name for t in g.initializer if t.data_type == onnx.TensorProto.INT64 and _all_ones(t)}
     outputs = {o.name for o in g.output}
     alias: dict[str, str] = {}
     kept = []
@@ -144,7 +164,7 @@ def _drop_noops(model: onnx.ModelProto) -> int:
             for i, name in enumerate(node.input):
                 if name in alias:
                     node.input[i] = alias[name]
-        if _is_noop(node, shapes, dtypes, ones) and node.output[0] not in outputs:
+        if _is_noop(node, types) and node.output[0] not in outputs:
             alias[node.output[0]] = node.input[0]
         else:
             kept.append(node)
@@ -155,10 +175,10 @@ def _drop_noops(model: onnx.ModelProto) -> int:
     return len(alias)
 
 
-def _flattened_linears(model: onnx.ModelProto) -> int:
+def _flattened_linears(model: onnx.ModelProto, types: _Types) -> int:
     """Rewrite every flattened linear of ``model`` in place; returns how many."""
     g = model.graph
-    shapes = _shapes(model)
+    shapes, dtypes = types.shapes, types.dtypes
     nodes = list(g.node)
     uses = Counter(v for n in nodes for v in n.input)
     uses.update(o.name for o in g.output)
@@ -167,7 +187,6 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
     for i, n in enumerate(nodes):
         if n.input and _is_op(n, "Reshape"):
             consumer.setdefault(n.input[0], i)
-    dtypes = _dtypes(model)
     replace: dict[int, list[onnx.NodeProto]] = {}
     drop: set[int] = set()
     for j, mm in enumerate(nodes):
@@ -190,8 +209,7 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
             if rows < 2 or rows == len(sx):  # the rows are not two or more whole leading axes of x
                 continue
             y = f"{u}::canonical_rows"
-            shapes[y] = [*sx[:rows], sw[1]]
-            g.value_info.append(helper.make_tensor_value_info(y, dtypes.get(u) or onnx.TensorProto.FLOAT, shapes[y]))
+            types.add_value(y, dtypes.get(u) or onnx.TensorProto.FLOAT, [*sx[:rows], sw[1]])
         else:
             r2 = nodes[i2]
             if len(r2.output) != 1:
@@ -211,18 +229,17 @@ def _flattened_linears(model: onnx.ModelProto) -> int:
         else:
             new_in = f"{v}::canonical"
             const = f"{v}::canonical_shape"
-            g.initializer.append(numpy_helper.from_array(np.array(target, dtype=np.int64), const))
+            types.add_initializer(numpy_helper.from_array(np.array(target, dtype=np.int64), const))
             reshape = helper.make_node("Reshape", [x, const], [new_in], name=f"{r1.name}::canonical")
             reshape.metadata_props.extend(r1.metadata_props)
             new_nodes.append(reshape)
-            dtype = dtypes.get(x) or onnx.TensorProto.FLOAT
-            g.value_info.append(helper.make_tensor_value_info(new_in, dtype, target))
+            types.add_value(new_in, dtypes.get(x) or onnx.TensorProto.FLOAT, target)
         new_mm = helper.make_node("MatMul", [new_in, w], [y], name=mm.name)
         new_mm.metadata_props.extend(mm.metadata_props)
         new_nodes.append(new_mm)
         if uses[u] > 1 or i2 is None:  # other readers of the 2-D product get it back as a view of y
             const = f"{u}::canonical_shape"
-            g.initializer.append(numpy_helper.from_array(np.array(su, dtype=np.int64), const))
+            types.add_initializer(numpy_helper.from_array(np.array(su, dtype=np.int64), const))
             flat = helper.make_node("Reshape", [y, const], [u], name=f"{mm.name}::canonical_flat")
             flat.metadata_props.extend(mm.metadata_props)
             new_nodes.append(flat)
@@ -259,13 +276,13 @@ def _intact_axis(before: list[int], after: list[int], k: int) -> int | None:
     return None
 
 
-def _splits_through_views(model: onnx.ModelProto) -> int:
+def _splits_through_views(model: onnx.ModelProto, types: _Types) -> int:
     """Rewrite splits through views of ``model`` in place (module docstring); returns how many.
 
     The new Split reads ``x`` and takes the views' output names; the old one stays while
     other nodes read its pieces."""
     g = model.graph
-    shapes, dtypes = _shapes(model), _dtypes(model)
+    shapes, dtypes = types.shapes, types.dtypes
     producer = {n.output[0]: n for n in g.node if _is_op(n, "Reshape") and len(n.output) == 1 and n.input}
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
@@ -307,8 +324,7 @@ def _splits_through_views(model: onnx.ModelProto) -> int:
                     dropped.add(id(r))
             else:
                 names.append(f"{o}.flat")
-                dtype = dtypes.get(o, onnx.TensorProto.UNDEFINED)
-                g.value_info.append(helper.make_tensor_value_info(names[-1], dtype, t))
+                types.add_value(names[-1], dtypes.get(o, onnx.TensorProto.UNDEFINED), t)
         split = helper.make_node("Split", [x, *node.input[1:]], names, name=f"{node.name}.flat")
         split.attribute.extend(a for a in node.attribute if a.name != "axis")
         split.attribute.append(helper.make_attribute("axis", k))
@@ -336,14 +352,15 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    _drop_noops(out)
+    types = _Types(out)
+    _drop_noops(out, types)
     if _fold_reshape_chains(out):
-        _drop_noops(out)
-    _splits_through_views(out)  # first: the views it removes would otherwise look like a flattened linear's
+        _drop_noops(out, types)
+    _splits_through_views(out, types)  # first: the views it removes would otherwise look like a flattened linear's
     # again while something was rewritten: a product read flat by the next linear becomes a view
     # of the 3-D result, which makes that linear a flattened one too (a chain of linears whose
     # views were folded on one side and not on the other must end in the same form on both)
     for _ in range(_MAX_LINEAR_ROUNDS):
-        if not _flattened_linears(out):
+        if not _flattened_linears(out, types):
             break
     return out

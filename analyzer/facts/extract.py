@@ -405,21 +405,33 @@ def _dtype_name(elem_type: int) -> str:
 
 
 def _value_shapes(model: onnx.ModelProto) -> dict[str, tuple[str, list[int | str] | None]]:
-    """name -> (dtype, dims or None); dims entries are ints or symbolic names."""
+    """name -> (dtype, dims or None); dims entries are ints or symbolic names. Equal types
+    serialize to equal bytes, so each distinct type is decoded once (the dims lists are
+    shared: read only)."""
     graph = model.graph
     shapes: dict[str, tuple[str, list[int | str] | None]] = {}
+    decoded: dict[bytes, tuple[str, list[int | str] | None] | None] = {}
     infos = list(graph.value_info) + list(graph.input) + list(graph.output)
     for vi in infos:
-        t = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type"):
-            continue
-        dims: list[int | str] | None = None
-        if t.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
-        shapes[vi.name] = (_dtype_name(t.elem_type), dims)
+        key = vi.type.SerializeToString()
+        if key not in decoded:
+            decoded[key] = _decoded_type(vi.type)
+        if decoded[key] is not None:
+            shapes[vi.name] = decoded[key]
     for init in graph.initializer:
         shapes[init.name] = (_dtype_name(init.data_type), list(init.dims))
     return shapes
+
+
+def _decoded_type(tp: onnx.TypeProto) -> tuple[str, list[int | str] | None] | None:
+    """(dtype, dims or None) of a tensor type, None for other types."""
+    if not tp.HasField("tensor_type"):
+        return None
+    t = tp.tensor_type
+    dims: list[int | str] | None = None
+    if t.HasField("shape"):
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
+    return _dtype_name(t.elem_type), dims
 
 
 def _needs_inference(model: onnx.ModelProto, shapes: Mapping) -> bool:
@@ -538,9 +550,13 @@ def _shape_text(dims: list[int | str]) -> str | None:
     """``"32,1024"``; a data-dependent size of a torch.fx dump (an unbacked SymInt ``u0``, ``u1``,
     the row count of ``aten.nonzero``) stays its name, ``"u0,1,1536"``, and is compared by name;
     None with any other symbolic, unknown or negative size."""
-    if any(d < 0 if isinstance(d, int) else not _UNBACKED.fullmatch(d) for d in dims):
-        return None
-    return ",".join(str(d) for d in dims)
+    for d in dims:
+        if isinstance(d, int):
+            if d < 0:
+                return None
+        elif not _UNBACKED.fullmatch(d):
+            return None
+    return ",".join(map(str, dims))
 
 
 _UNBACKED = re.compile(r"u[0-9]+")

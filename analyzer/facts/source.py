@@ -41,7 +41,11 @@ class SourceInfo:
 
 
 def _last_user_frame(trace: str) -> tuple[str, int, str]:
-    frames = [(m["file"], int(m["line"]), m["code"].strip()) for m in _FRAME.finditer(trace)]
+    """(file, line, code) of the last frame outside torch of a stack trace, or of a torch.fx
+    ``File: ...`` comment."""
+    frames = []
+    if 'File "' in trace:  # a Python stack trace (a torch.fx comment has none: no regex scan)
+        frames = [(m["file"], int(m["line"]), m["code"].strip()) for m in _FRAME.finditer(trace)]
     if not frames:
         m = _FX_COMMENT.search(trace)
         return (m["file"], int(m["line"]), m["code"].strip()) if m else ("", 0, "")

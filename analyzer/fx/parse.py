@@ -18,6 +18,7 @@ The text is read with :mod:`ast`; nothing in it is imported or run.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ _TORCH_DTYPES = {
     "torch.double": "f64",
 }
 _ANNOTATION = re.compile(r"(?P<dtype>[a-z]+[0-9]+)\[(?P<dims>[^\]]*)\]")
+_DIM = re.compile(r"[0-9]+|u[0-9]+")
 _LAMBDA_CLASS = re.compile(r"^class <lambda>\(", re.MULTILINE)
 _NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
 
@@ -241,6 +243,8 @@ class _Reader:
             for i, line in enumerate(lines, start=1)
             if fn.lineno < i <= (fn.end_lineno or len(lines)) and line.lstrip().startswith("#")
         ]
+        self.comment_lines = [at for at, _ in self.comments]
+        self.types: dict[str, TensorType] = {}  # annotation text -> its type (a dump repeats them)
         self.inputs: list[FxInput] = []
         self.nodes: list[FxNode] = []
         self.defined: set[str] = set()
@@ -269,11 +273,8 @@ class _Reader:
         return graph
 
     def source(self, line: int) -> str | None:
-        text = None
-        for at, comment in self.comments:
-            if at >= line:
-                break
-            text = comment
+        before = bisect.bisect_left(self.comment_lines, line)  # comments above the line
+        text = self.comments[before - 1][1] if before else None
         return text if text and text.startswith("File:") else None
 
     def add_input(self, name: str, ttype: TensorType, line: int) -> None:
@@ -288,14 +289,18 @@ class _Reader:
     def annotation(self, expr: ast.expr, line: int) -> TensorType:
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             raise self.fail(line, 'annotation is not a string such as "f32[8, 1536]"')
+        known = self.types.get(expr.value)
+        if known is not None:
+            return known
         m = _ANNOTATION.fullmatch(expr.value.strip())
         if not m or m["dtype"] not in DTYPES:
             raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
-        if not all(re.fullmatch(r"[0-9]+|u[0-9]+", d) for d in dims):
+        if not all(_DIM.fullmatch(d) for d in dims):
             raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
         # u0, u1, ...: unbacked SymInts, sizes only known at run time (aten.nonzero, MoE routing)
-        return TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
+        ttype = self.types[expr.value] = TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
+        return ttype
 
     def statement(self, stmt: ast.stmt) -> None:
         line = stmt.lineno
