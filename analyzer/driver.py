@@ -58,7 +58,10 @@ class CheckInput:
 
     ``same_graph[i]`` is the index (seq first) of the first model whose graph is stored byte
     for byte like model i's (i when none), whose checks and analyses model i reuses; empty
-    when not known."""
+    when not known. A rank file that differs from an earlier file only in the fields naming
+    its rank (``doc_string``, ``metadata_props``) is not parsed again: its entry in ``ranks``
+    is that file's model object (never change a model in place), and its own metadata is in
+    ``rank_metadata``."""
 
     seq_path: str
     rank_paths: list[str]
@@ -72,6 +75,7 @@ class CheckInput:
     same_graph: list[int] = field(default_factory=list)
     misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
     mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
+    rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
 
     @property
     def world_size(self) -> int:
@@ -183,16 +187,22 @@ def _select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] 
 @dataclass
 class _KnownGraphs:
     """The graphs loaded so far: the stored bytes of each distinct ONNX graph (``keys``, of
-    the graph loaded ``first``), and for each graph the index of the first one stored like it
-    (``same``, see :class:`CheckInput`)."""
+    the graph loaded ``first``, whose model is ``models``), for each graph the index of the
+    first one stored like it (``same``, see :class:`CheckInput`), and each file's own
+    ``metadata_props`` (``metadata``: a model shared with an earlier file carries that
+    file's)."""
 
     keys: list[GraphKey] = field(default_factory=list)
     first: list[int] = field(default_factory=list)
+    models: list[onnx.ModelProto] = field(default_factory=list)
     same: list[int] = field(default_factory=list)
+    metadata: list[dict[str, str]] = field(default_factory=list)
 
-    def add(self, loaded: ModelFile | None) -> None:
-        """Record the next graph (None: not an ONNX file)."""
+    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None) -> None:
+        """Record the next graph (None: not an ONNX file, loaded as ``model``)."""
         i = len(self.same)
+        own = loaded.own or loaded.model if loaded is not None else model
+        self.metadata.append({p.key: p.value for p in own.metadata_props} if own is not None else {})
         if loaded is not None and loaded.same_as is not None:
             self.same.append(self.first[loaded.same_as])
             return
@@ -200,6 +210,7 @@ class _KnownGraphs:
         if loaded is not None and loaded.graph_key is not None:
             self.keys.append(loaded.graph_key)
             self.first.append(i)
+            self.models.append(loaded.model)
 
 
 def load_graph(
@@ -228,9 +239,9 @@ def load_graph(
             p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
         )
         if known is not None:
-            known.add(None)
+            known.add(None, model)
         return model
-    loaded = load_model_file(path, known.keys if known is not None else ())
+    loaded = load_model_file(path, known.keys, known.models) if known is not None else load_model_file(path)
     if known is not None:
         known.add(loaded)
     return _select_outputs(str(path), loaded.model, outputs)
@@ -308,6 +319,8 @@ def load_inputs(
     inp = CheckInput(
         str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes, None, [], info, same, misplaced
     )
+    if len(known.metadata) == 1 + len(ranks):
+        inp.rank_metadata = known.metadata[1:]
     inp.defer_canonical()
     return inp
 
