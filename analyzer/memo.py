@@ -233,7 +233,8 @@ class _Graph:
         return self.prints[k]
 
     def _fingerprint(self, k: int) -> tuple:
-        producer, layer, local, key, produced = self.producer, self.layer, self.local, self.input_key, self._produced_key
+        producer, layer, local = self.producer, self.layer, self.local
+        key, produced = self.input_key, self._produced_key
         ins_of, items_of, out_shapes = self.ins, self.items, self.out_shapes
         items = []
         for i in self.members.get(k, ()):
