@@ -336,6 +336,9 @@ def _canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> 
         if j == i:
             out.append(canonicalize(model))
             continue
+        if model is models[j]:  # the same model object (rank files differing only in metadata)
+            out.append(out[j])
+            continue
         if j not in unchanged:
             unchanged[j] = out[j].graph == models[j].graph
         out.append(model if unchanged[j] else with_graph(model, out[j].graph))
@@ -445,9 +448,12 @@ def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None) -> Colla
     Layers are fingerprinted and collapsed as exported, and only what is left is rewritten:
     the rewrite keeps each graph's semantics, so the induction over a run is unchanged."""
     canonical = _canonical_forms([collapse.seq, *collapse.ranks], same or [])
+    defined_in: dict[int, set[str]] = {}  # by model object: rank models may be one object
     for run in collapse.runs:
         for model, pairs in zip(canonical, run.boundary):
-            defined = _defined_values(model)
+            defined = defined_in.get(id(model))
+            if defined is None:
+                defined = defined_in[id(model)] = _defined_values(model)
             if any(w not in defined or u not in defined for w, u in pairs):
                 return None
     return replace(collapse, seq=canonical[0], ranks=canonical[1:])
@@ -610,7 +616,7 @@ def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) 
     for i, model in enumerate(models):
         name = graph_name(i - 1)
         j = i if same is None else same[i]
-        if j != i and _inference_context(model) == _inference_context(models[j]):
+        if j != i and (model is models[j] or _inference_context(model) == _inference_context(models[j])):
             done.append(done[j].with_graph(name))
             copies.targets.setdefault(graph_name(j - 1), []).append(name)
             copies.tables[graph_name(j - 1)] = done[j]

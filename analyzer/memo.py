@@ -365,10 +365,12 @@ def collapse_layers(
     built: dict[int, onnx.ModelProto] = {}
     copies = []
     for g, model in zip(graphs, models):
-        if id(g) in built:
-            copies.append(with_graph(model, built[id(g)].graph))
-        else:
+        if id(g) not in built:
             copies.append(built.setdefault(id(g), g.collapsed()))
+        elif model is g.model:  # one model object for several ranks: one collapsed model too
+            copies.append(built[id(g)])
+        else:
+            copies.append(with_graph(model, built[id(g)].graph))
     return Collapse(copies[0], copies[1:], list(reversed(runs)), total)
 
 
