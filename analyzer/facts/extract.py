@@ -403,9 +403,10 @@ def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked:
     ``wire`` (the file's bytes) lets protobuf's C parser prove the string and shape checks
     clean (:mod:`analyzer.facts.shadow`); the Python walks, which name the field at fault,
     run only when it cannot. ``graph_checked``: the graph is known to be fine, only the rest
-    of the model is checked.
+    of the model is checked (``wire`` then holds only the rest: the schemas with the graph
+    read it as those without do, and they are built once per process for both uses).
     """
-    found = _bad_strings(model, "model") if _maybe_bad_strings(wire, not graph_checked) else None
+    found = _bad_strings(model, "model") if _maybe_bad_strings(wire) else None
     if found or graph_checked:
         return found
     g = model.graph
