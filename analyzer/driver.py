@@ -70,7 +70,10 @@ class CheckInput:
 
     ``same_graph[i]`` is the index (seq first) of the first model whose graph is stored byte
     for byte like model i's (i when none), whose checks and analyses model i reuses; empty
-    when not known."""
+    when not known. A rank file that differs from an earlier file only in the fields naming
+    its rank (``doc_string``, ``metadata_props``) is not parsed again: its entry in ``ranks``
+    is that file's model object (never change a model in place), and its own metadata is in
+    ``rank_metadata``."""
 
     seq_path: str
     rank_paths: list[str]
@@ -84,6 +87,7 @@ class CheckInput:
     same_graph: list[int] = field(default_factory=list)
     misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
     mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
+    rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
 
     @property
     def world_size(self) -> int:
@@ -196,16 +200,22 @@ def _select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] 
 @dataclass
 class _KnownGraphs:
     """The graphs loaded so far: the stored bytes of each distinct ONNX graph (``keys``, of
-    the graph loaded ``first``), and for each graph the index of the first one stored like it
-    (``same``, see :class:`CheckInput`)."""
+    the graph loaded ``first``, whose model is ``models``), for each graph the index of the
+    first one stored like it (``same``, see :class:`CheckInput`), and each file's own
+    ``metadata_props`` (``metadata``: a model shared with an earlier file carries that
+    file's)."""
 
     keys: list[GraphKey] = field(default_factory=list)
     first: list[int] = field(default_factory=list)
+    models: list[onnx.ModelProto] = field(default_factory=list)
     same: list[int] = field(default_factory=list)
+    metadata: list[dict[str, str]] = field(default_factory=list)
 
-    def add(self, loaded: ModelFile | None) -> None:
-        """Record the next graph (None: not an ONNX file)."""
+    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None) -> None:
+        """Record the next graph (None: not an ONNX file, loaded as ``model``)."""
         i = len(self.same)
+        own = loaded.own or loaded.model if loaded is not None else model
+        self.metadata.append({p.key: p.value for p in own.metadata_props} if own is not None else {})
         if loaded is not None and loaded.same_as is not None:
             self.same.append(self.first[loaded.same_as])
             return
@@ -213,6 +223,7 @@ class _KnownGraphs:
         if loaded is not None and loaded.graph_key is not None:
             self.keys.append(loaded.graph_key)
             self.first.append(i)
+            self.models.append(loaded.model)
 
 
 def load_graph(
@@ -241,9 +252,9 @@ def load_graph(
             p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
         )
         if known is not None:
-            known.add(None)
+            known.add(None, model)
         return model
-    loaded = load_model_file(path, known.keys if known is not None else ())
+    loaded = load_model_file(path, known.keys, known.models) if known is not None else load_model_file(path)
     if known is not None:
         known.add(loaded)
     return _select_outputs(str(path), loaded.model, outputs)
@@ -321,6 +332,8 @@ def load_inputs(
     inp = CheckInput(
         str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes, None, [], info, same, misplaced
     )
+    if len(known.metadata) == 1 + len(ranks):
+        inp.rank_metadata = known.metadata[1:]
     inp.defer_canonical()
     return inp
 
@@ -335,6 +348,9 @@ def _canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> 
         j = same[i] if same else i
         if j == i:
             out.append(canonicalize(model))
+            continue
+        if model is models[j]:  # the same model object (rank files differing only in metadata)
+            out.append(out[j])
             continue
         if j not in unchanged:
             unchanged[j] = out[j].graph == models[j].graph
@@ -451,9 +467,12 @@ def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None) -> Colla
     Layers are fingerprinted and collapsed as exported, and only what is left is rewritten:
     the rewrite keeps each graph's semantics, so the induction over a run is unchanged."""
     canonical = _canonical_forms([collapse.seq, *collapse.ranks], same or [])
+    defined_in: dict[int, set[str]] = {}  # by model object: rank models may be one object
     for run in collapse.runs:
         for model, pairs in zip(canonical, run.boundary):
-            defined = _defined_values(model)
+            defined = defined_in.get(id(model))
+            if defined is None:
+                defined = defined_in[id(model)] = _defined_values(model)
             if any(w not in defined or u not in defined for w, u in pairs):
                 return None
     return replace(collapse, seq=canonical[0], ranks=canonical[1:])
@@ -618,7 +637,7 @@ def _graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) 
     for i, model in enumerate(models):
         name = graph_name(i - 1)
         j = i if same is None else same[i]
-        if j != i and _inference_context(model) == _inference_context(models[j]):
+        if j != i and (model is models[j] or _inference_context(model) == _inference_context(models[j])):
             done.append(done[j].with_graph(name))
             copies.targets.setdefault(graph_name(j - 1), []).append(name)
             copies.tables[graph_name(j - 1)] = done[j]

@@ -33,6 +33,9 @@ __all__ = ["Collapse", "LayerRun", "boundary_is_fixpoint", "collapse_layers", "l
 
 _LAYER = re.compile(r"(?:^|[./'\s])(?:layers|layer|h|blocks)[./](\d+)(?=[./']|$)")
 _SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+# a maximal run of digits between dots or slashes: it equals the text of k exactly where
+# ``(?<=[./])k(?=[./])`` matches (k has no leading zero, so its match is a whole run)
+_NUMBER = re.compile(r"(?<=[./])[0-9]+(?=[./])")
 
 
 def layer_of(node: onnx.NodeProto) -> int | None:
@@ -43,6 +46,34 @@ def layer_of(node: onnx.NodeProto) -> int | None:
             return int(m.group(1)) if m else None
     m = _LAYER.search(node.name)
     return int(m.group(1)) if m else None
+
+
+class _ScopeLayers:
+    """:func:`layer_of` for scope texts, cached by the text before its last ``", "`` (the
+    scope list without the node's own name, which many nodes share).
+
+    A match of ``_LAYER`` in that prefix that ends before the prefix does (so its look-ahead
+    read a character of the prefix) is the first match in the whole text too: a match that
+    starts earlier in the whole text and reaches past the prefix would contain this one's
+    first character, which no character of a match (``layers``, ``.``, digits) can be."""
+
+    def __init__(self) -> None:
+        self.by_prefix: dict[str, int | None] = {}
+
+    def __call__(self, text: str) -> int | None:
+        cut = text.rfind(", ")
+        prefix = text[:cut] if cut > 0 else ""
+        found = self.by_prefix.get(prefix, _UNKNOWN)
+        if found is _UNKNOWN:
+            m = _LAYER.search(prefix)
+            found = self.by_prefix[prefix] = int(m.group(1)) if m and m.end() < len(prefix) else None
+        if found is not None:
+            return found
+        m = _LAYER.search(text)
+        return int(m.group(1)) if m else None
+
+
+_UNKNOWN = object()
 
 
 @dataclass
@@ -106,28 +137,26 @@ class _Graph:
         self.model = model
         self.relations = relations
         g = model.graph
-        self.layer, self.ins, self.outs, self.items = [], [], [], []
+        self.shapes = shapes = _shapes(model)
+        self.layer, self.ins, self.outs, self.items, self.out_shapes = [], [], [], [], []
         layer, ins, outs, items = self.layer.append, self.ins.append, self.outs.append, self.items.append
-        scopes: dict[str, int | None] = {}  # layer_of by scope text, which many nodes share
+        out_shapes, get_shape = self.out_shapes.append, shapes.get
+        scope_layer, scopes_key, search = _ScopeLayers(), _SCOPES_KEY, _LAYER.search
         for n in g.node:  # one pass over the protos (each field read builds Python objects)
             for prop in n.metadata_props:
-                if prop.key == _SCOPES_KEY:
-                    text = prop.value
-                    if text not in scopes:
-                        m = _LAYER.search(text)
-                        scopes[text] = int(m.group(1)) if m else None
-                    layer(scopes[text])
+                if prop.key == scopes_key:
+                    layer(scope_layer(prop.value))
                     break
             else:
-                m = _LAYER.search(n.name)
+                m = search(n.name)
                 layer(int(m.group(1)) if m else None)
             ins(n.input[:])  # lists (slicing a repeated field is the fastest copy)
-            outs(n.output[:])
+            o = n.output[:]
+            outs(o)
+            out_shapes(tuple([get_shape(v) for v in o]))
             attrs = n.attribute
-            key = tuple(sorted([a.SerializeToString() for a in attrs])) if attrs else ()
-            items((n.op_type, n.domain, key))
+            items((n.op_type, n.domain, tuple(sorted([a.SerializeToString() for a in attrs])) if attrs else ()))
         self.position = list(range(len(self.ins)))
-        self.shapes = _shapes(model)
         self.consts = {
             i.name: _value_digest(i)
             for i in g.initializer
@@ -163,24 +192,38 @@ class _Graph:
             self.foreign.setdefault(v, set()).add(layer[i])
 
     def _weight_key(self, name: str, k: int) -> str:
-        return re.sub(rf"(?<=[./]){k}(?=[./])", "#", name)
+        """``name`` with each ``k`` written between dots or slashes (``layers.5.mlp``) as ``#``."""
+        text = str(k)
+        if text not in name:
+            return name
+        return _NUMBER.sub(lambda m: "#" if m.group() == text else m.group(), name)
 
     def input_key(self, value: str, k: int) -> tuple:
+        """Where layer k's read of ``value`` comes from: ``("L", local index, pos)`` inside
+        layer k; ``("P", index from the end, pos)`` from layer k-1 when only layer k reads it
+        there; ``("X", value)`` from elsewhere; ``("C", digest)`` a constant; else a weight
+        ``("W", name with k written #, shape, input relation)``."""
         if not value:
             return ("",)
-        if value in self.producer:
-            i, pos = self.producer[value]
-            owner = self.layer[i]
-            if owner == k:
-                return ("L", self.local[i], pos)
-            if owner == k - 1 and self.foreign.get(value, set()) <= {owner + 1}:
-                # counted from the end: the first layer may have extra nodes in front
-                return ("P", self.local[i] - len(self.members[owner]), pos)
-            return ("X", value)
+        p = self.producer.get(value)
+        if p is not None:
+            return self._produced_key(value, p, k)
         if value in self.consts and f".{k}." not in value:
             return ("C", self.consts[value])
         lay = self.relations.get(value)
         return ("W", self._weight_key(value, k), self.shapes.get(value), str(lay) if lay else None)
+
+    def _produced_key(self, value: str, p: tuple[int, int], k: int) -> tuple:
+        i, pos = p
+        owner = self.layer[i]
+        if owner == k:
+            return ("L", self.local[i], pos)
+        if owner == k - 1:
+            readers = self.foreign.get(value)
+            if not readers or (len(readers) == 1 and k in readers):
+                # counted from the end: the first layer may have extra nodes in front
+                return ("P", self.local[i] - len(self.members[owner]), pos)
+        return ("X", value)
 
     def fingerprint(self, k: int) -> tuple:
         """Layer k's structure: per node op type, domain, attributes, where each input comes
@@ -190,14 +233,21 @@ class _Graph:
         return self.prints[k]
 
     def _fingerprint(self, k: int) -> tuple:
-        producer, layer, local, shapes, key = self.producer, self.layer, self.local, self.shapes, self.input_key
+        producer, layer, local = self.producer, self.layer, self.local
+        key, produced = self.input_key, self._produced_key
+        ins_of, items_of, out_shapes = self.ins, self.items, self.out_shapes
         items = []
-        for i in self.members.get(k, []):
+        for i in self.members.get(k, ()):
             ins = []
-            for v in self.ins[i]:
+            for v in ins_of[i]:
                 p = producer.get(v) if v else None
-                ins.append(("L", local[p[0]], p[1]) if p is not None and layer[p[0]] == k else key(v, k))
-            items.append((*self.items[i], tuple(ins), tuple([shapes.get(o) for o in self.outs[i]])))
+                if p is None:
+                    ins.append(key(v, k))
+                elif layer[p[0]] == k:
+                    ins.append(("L", local[p[0]], p[1]))
+                else:
+                    ins.append(produced(v, p, k))
+            items.append((*items_of[i], tuple(ins), out_shapes[i]))
         return tuple(items)
 
     def outputs_read_from(self, k: int) -> list[tuple[str, tuple[int, int]]]:
@@ -221,6 +271,7 @@ class _Graph:
         self.ins = [tuple(rename.get(v, v) for v in self.ins[i]) for i in kept]
         self.outs = [self.outs[i] for i in kept]
         self.items = [self.items[i] for i in kept]
+        self.out_shapes = [self.out_shapes[i] for i in kept]
         self._index()
 
     def collapsed(self) -> onnx.ModelProto:
@@ -239,11 +290,6 @@ class _Graph:
         for name in ("value_info", "initializer", "input"):
             getattr(out.graph, name).extend(x for x in getattr(g, name) if x.name in used)
         return out
-
-
-def _attrs_key(node: onnx.NodeProto) -> tuple[bytes, ...]:
-    """A node's attributes, equal for equal sets of attributes (sorted serialized bytes)."""
-    return tuple(sorted(a.SerializeToString() for a in node.attribute)) if node.attribute else ()
 
 
 def _runs(graphs: Sequence[_Graph]) -> list[tuple[int, int]]:
@@ -319,10 +365,12 @@ def collapse_layers(
     built: dict[int, onnx.ModelProto] = {}
     copies = []
     for g, model in zip(graphs, models):
-        if id(g) in built:
-            copies.append(with_graph(model, built[id(g)].graph))
-        else:
+        if id(g) not in built:
             copies.append(built.setdefault(id(g), g.collapsed()))
+        elif model is g.model:  # one model object for several ranks: one collapsed model too
+            copies.append(built[id(g)])
+        else:
+            copies.append(with_graph(model, built[id(g)].graph))
     return Collapse(copies[0], copies[1:], list(reversed(runs)), total)
 
 

@@ -116,6 +116,7 @@ def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> Ch
     inp = CheckInput(
         seq_path, list(rank_paths), seq, ranks, relations, notes, None, [], None, same, misplaced, mesh_axis=axis
     )
+    inp.rank_metadata = known.metadata[1:]
     inp.defer_canonical()
     return inp
 
@@ -123,8 +124,7 @@ def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> Ch
 def _check_rank_order(inp: CheckInput, first: int) -> None:
     """A file whose metadata records its global rank (``shardlog.rank``, written by the
     exporters) must sit at that position: the files are row-major over the mesh axes."""
-    for j, (path, model) in enumerate(zip(inp.rank_paths, inp.ranks)):
-        meta = {p.key: p.value for p in model.metadata_props}
+    for j, (path, meta) in enumerate(zip(inp.rank_paths, inp.rank_metadata)):
         if "shardlog.rank" in meta and meta["shardlog.rank"] != str(first + j):
             raise InputError(
                 f"{path}: the file of rank {meta['shardlog.rank']} is given as rank {first + j}: "

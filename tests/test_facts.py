@@ -206,3 +206,37 @@ def test_identical_graphs_are_checked_once_but_every_file_is(tmp_path):
     assert inp.canonical_ranks[1].producer_name == "another exporter"
     with pytest.raises(InputError, match=r"b\.onnx: malformed ONNX model: model\.producer_name is not UTF-8"):
         load_inputs(seq, [tmp_path / "a.onnx", tmp_path / "b.onnx"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "['', 'model', 'model.layers.1', 'model.layers.1.self_attn', 'slice_10']",
+        "['', 'model', 'cat_2']",
+        "[]",
+        "['only']",
+        "['a\\x00b', 'c', 'd']",  # an escape: literal_eval's reading
+        "['a\x00b', 'c', 'd']",  # a NUL in the source: literal_eval refuses it
+        "['caf\u00e9', 'x', 'y']",
+        "['a', \"b\", 'c']",
+        "['a','b','c']",
+        "['a', 'b',]",
+        "('a', 'b', 'c')",
+        "['a', 'b' 'c', 'd']",
+        "['a\tb', 'c', 'd']",
+        " ['a', 'b', 'c']",
+        "['a]', '[b', 'c']",
+        "not a list",
+    ],
+)
+def test_scopes_read_without_literal_eval_are_what_literal_eval_reads(text):
+    import ast
+
+    from analyzer.facts.source import _scope_from_name_scopes
+
+    try:
+        scopes = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        scopes = None
+    modules = [str(s) for s in scopes[:-1] if s] if isinstance(scopes, (list, tuple)) else []
+    assert _scope_from_name_scopes(text) == (modules[-1] if modules else "")

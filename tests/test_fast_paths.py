@@ -201,3 +201,106 @@ def test_hint_catalog_is_read_only_for_a_reported_discrepancy(monkeypatch):
     result = check(folder / "seq.onnx", [folder / "rank0.onnx", folder / "rank1.onnx"])
     assert result.verdict == "verified"
     assert result.derivation.derived["Hint"] or result.derivation.derived["RankHint"]
+
+
+# --- rank files that differ only in the fields naming their rank share one parsed model -----
+
+TWIN_CASES = ["llama_dp2_sgd", "llama_dp2_sgd_bug_missing_grad_allreduce"]
+
+
+def _parse_every_file(monkeypatch):
+    """Make :func:`~analyzer.facts.extract.load_model_file` parse every file (the slow path):
+    no two files' headers compare equal."""
+    from analyzer.facts.extract import GraphKey
+
+    monkeypatch.setattr(GraphKey, "header", lambda self: object())
+
+
+@pytest.mark.parametrize("name", TWIN_CASES)
+def test_rank_files_sharing_one_model_give_the_report_of_parsing_each(name, monkeypatch):
+    from analyzer.driver import load_inputs
+
+    case = EXAMPLES / name
+    seq, ranks, extra = _args(case)
+    inp = load_inputs(seq, ranks)
+    assert inp.ranks[1] is inp.ranks[0]  # rank 1's graph was not parsed again
+    assert [m["shardlog.rank"] for m in inp.rank_metadata] == ["0", "1"]  # each file's own
+    fast = check(seq, ranks, **extra, numeric=True)
+    _parse_every_file(monkeypatch)
+    slow_inp = load_inputs(seq, ranks)
+    assert slow_inp.ranks[1] is not slow_inp.ranks[0] and slow_inp.rank_metadata == inp.rank_metadata
+    slow = check(seq, ranks, **extra, numeric=True)
+    assert fast.derivation.derived == slow.derivation.derived
+    assert fast.verdict == slow.verdict == yaml.safe_load((case / "case.yaml").read_text())["expected"]
+    assert _report(fast) == _report(slow)
+
+
+def _twin_files(tmp_path, change_rank1) -> tuple[Path, list[Path]]:
+    """seq and two rank files of llama_dp2_sgd: rank 0's file as is, rank 1's written from rank
+    0's model after ``change_rank1(model)`` (serialized bytes may be edited by it: it returns
+    them, or None to serialize the model)."""
+    import onnx
+
+    case = EXAMPLES / "llama_dp2_sgd"
+    model = onnx.load(str(case / "rank0.onnx"), load_external_data=False)
+    data = change_rank1(model)
+    (tmp_path / "rank1.onnx").write_bytes(data if data is not None else model.SerializeToString())
+    return case / "seq.onnx", [case / "rank0.onnx", tmp_path / "rank1.onnx"]
+
+
+def test_a_twin_file_whose_metadata_is_not_utf8_is_an_input_error(tmp_path):
+    from analyzer.driver import load_inputs
+    from analyzer.errors import InputError
+
+    marker = "shardlog-test-marker"
+
+    def bad_metadata(model):
+        model.metadata_props[0].value = marker
+        return model.SerializeToString().replace(marker.encode(), b"\xff" * len(marker))
+
+    seq, ranks = _twin_files(tmp_path, bad_metadata)
+    with pytest.raises(InputError) as err:
+        load_inputs(seq, ranks)
+    assert str(err.value) == f"{ranks[1]}: malformed ONNX model: model.metadata_props[0].value is not UTF-8 text"
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    result = CliRunner().invoke(main, ["check", str(seq), *map(str, ranks)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [f"shardlog: error: {err.value}"]
+
+
+def test_a_twin_file_whose_metadata_differs_shares_the_model_and_keeps_its_own_metadata(tmp_path):
+    from analyzer.driver import load_inputs
+
+    def other_rank(model):
+        for prop in model.metadata_props:
+            if prop.key == "shardlog.rank":
+                prop.value = "1"
+        model.doc_string = "rank 1 of 2"
+
+    seq, ranks = _twin_files(tmp_path, other_rank)
+    inp = load_inputs(seq, ranks)
+    assert inp.same_graph == [0, 1, 1] and inp.ranks[1] is inp.ranks[0]
+    assert inp.rank_metadata[0]["shardlog.rank"] == "0" and inp.rank_metadata[1]["shardlog.rank"] == "1"
+
+
+@pytest.mark.parametrize("field, value", [("producer_name", "another exporter"), ("ir_version", 7)])
+def test_a_file_differing_in_another_model_field_is_parsed(tmp_path, field, value):
+    """Only doc_string and metadata_props may differ for a shared model; otherwise the file is
+    parsed (its graph is still not checked again) and keeps its own fields."""
+    from analyzer.driver import load_inputs
+
+    seq, ranks = _twin_files(tmp_path, lambda model: setattr(model, field, value))
+    inp = load_inputs(seq, ranks)
+    assert inp.same_graph == [0, 1, 1] and inp.ranks[1] is not inp.ranks[0]
+    assert getattr(inp.ranks[1], field) == value
+
+
+def test_rank_files_whose_graphs_differ_are_each_parsed():
+    from analyzer.driver import load_inputs
+
+    seq, ranks, _ = _args(EXAMPLES / "llama_tp2")
+    inp = load_inputs(seq, ranks)
+    assert inp.same_graph == [0, 1, 2] and inp.ranks[1] is not inp.ranks[0]

@@ -190,3 +190,28 @@ def test_checker_on_tiny(cases):
     first = res.verdict_.discrepancies[0]
     where = f"{first.scope} {first.origin_scope}"
     assert f"model.layers.{BUG_LAYER}." in where, (first.kind, first.node, first.scope, first.origin_scope)
+
+
+@pytest.mark.parametrize("label", ["ok", "bug"])
+def test_shared_rank_model_gives_the_report_of_parsing_each_file(cases, label, monkeypatch):
+    """The rank files hold byte-identical graphs (weights are inputs of the local shape) and
+    differ in ``shardlog.rank``: rank 1's graph is not parsed again, and the check gives what
+    parsing every file gives."""
+    from analyzer import check
+    from analyzer.driver import load_inputs
+    from analyzer.facts.extract import GraphKey
+    from analyzer.report import to_json
+
+    seq, ranks = str(cases["ok"] / "seq.onnx"), [str(cases[label] / f"rank{r}.onnx") for r in range(2)]
+    inp = load_inputs(seq, ranks)
+    assert inp.ranks[1] is inp.ranks[0] and [m["shardlog.rank"] for m in inp.rank_metadata] == ["0", "1"]
+    fast = check(seq, ranks)
+    monkeypatch.setattr(GraphKey, "header", lambda self: object())  # no two files share a model
+    assert load_inputs(seq, ranks).ranks[1] is not load_inputs(seq, ranks).ranks[0]
+    slow = check(seq, ranks)
+    assert fast.derivation.derived == slow.derivation.derived
+    assert fast.verdict == slow.verdict == ("verified" if label == "ok" else "discrepancy")
+    strip = ("seconds", "timings")
+    assert {k: v for k, v in to_json(fast).items() if k not in strip} == {
+        k: v for k, v in to_json(slow).items() if k not in strip
+    }

@@ -112,14 +112,18 @@ class FactTables:
 class GraphKey:
     """A model's graph as stored in its file: each occurrence of the ``graph`` field's bytes,
     as spans of the file's bytes (compared in place, without copying them). Equal keys,
-    equal graphs."""
+    equal graphs. ``naming`` holds the spans of the fields that name the file's rank and that
+    no check reads (``doc_string``, ``metadata_props``)."""
 
-    __slots__ = ("wire", "spans")
+    __slots__ = ("wire", "spans", "naming")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, wire: bytes, spans: Sequence[tuple[int, int, int]]) -> None:
+    def __init__(
+        self, wire: bytes, spans: Sequence[tuple[int, int, int]], naming: Sequence[tuple[int, int, int]] = ()
+    ) -> None:
         self.wire = wire
         self.spans = list(spans)  # (start of the field's tag, start of its bytes, end)
+        self.naming = list(naming)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GraphKey) or len(self.spans) != len(other.spans):
@@ -132,8 +136,16 @@ class GraphKey:
 
     def rest(self) -> bytes:
         """The file's bytes without the graph field(s): the rest of the model."""
+        return self._without(self.spans)
+
+    def header(self) -> bytes:
+        """The file's bytes without the graph and the naming fields: equal headers and equal
+        keys, models equal in every field but ``doc_string`` and ``metadata_props``."""
+        return self._without(sorted(self.spans + self.naming))
+
+    def _without(self, spans: Sequence[tuple[int, int, int]]) -> bytes:
         out, at = [], 0
-        for tag, _, end in self.spans:
+        for tag, _, end in spans:
             out.append(self.wire[at:tag])
             at = end
         out.append(self.wire[at:])
@@ -141,12 +153,15 @@ class GraphKey:
 
 
 class ModelFile(NamedTuple):
-    """A loaded model; its graph as stored in the file (None for a text-format file); and the
-    index of the key in ``checked`` that equals it (see :func:`load_model_file`), or None."""
+    """A loaded model; its graph as stored in the file (None for a text-format file); the
+    index of the key in ``checked`` that equals it (see :func:`load_model_file`), or None; and
+    when ``model`` is the model of that earlier file (shared, not a copy), the file's own
+    model without its graph (``own``: its ``doc_string`` and ``metadata_props``)."""
 
     model: onnx.ModelProto
     graph_key: GraphKey | None
     same_as: int | None = None
+    own: onnx.ModelProto | None = None
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -160,9 +175,15 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     return load_model_file(path).model
 
 
-def load_model_file(path: str | Path, checked: Sequence[GraphKey] = ()) -> ModelFile:
+def load_model_file(
+    path: str | Path, checked: Sequence[GraphKey] = (), models: Sequence[onnx.ModelProto] = ()
+) -> ModelFile:
     """:func:`load_model`, with the graph's stored bytes. A graph stored exactly as one of
     ``checked`` (keys of models loaded before) is not checked again: only what is outside it.
+    When ``models`` holds the models of ``checked`` and the file differs from that model's
+    only in the graph-free fields that name a rank (``doc_string``, ``metadata_props``), its
+    graph is not even parsed: the result's ``model`` is that earlier model object, and
+    ``own`` the file's model without its graph.
 
     Raises:
         InputError: as :func:`load_model`.
@@ -170,33 +191,39 @@ def load_model_file(path: str | Path, checked: Sequence[GraphKey] = ()) -> Model
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such file")
-    try:
-        model, wire = _read_model(p)
-    except Exception as exc:  # protobuf raises DecodeError, RuntimeError, ... for non-ONNX bytes
-        raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
-    if not model.graph.node and not model.graph.output:
-        raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
-    key = _graph_key(wire)
+    fmt = onnx.serialization.registry.get_format_from_file_extension(os.path.splitext(str(p))[1]) or "protobuf"
+    data = p.read_bytes()
+    key = _graph_key(data) if fmt == "protobuf" else None
     same = next((i for i, k in enumerate(checked) if k == key), None) if key is not None else None
     if same is not None:  # the graph is known to be fine: check the rest of the model
-        problem = _malformed(model, key.rest(), graph_checked=True)
-    else:
-        problem = _malformed(model, wire)
+        rest = key.rest()
+        own = _parse(p, rest, fmt)
+        problem = _malformed(own, rest, graph_checked=True)
+        if problem:
+            raise InputError(f"{p}: malformed ONNX model: {problem}")
+        if same < len(models) and key.header() == checked[same].header():
+            return ModelFile(models[same], key, same, own)
+        return ModelFile(_parse(p, data, fmt), key, same)
+    model = _parse(p, data, fmt)
+    if not model.graph.node and not model.graph.output:
+        raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
+    problem = _malformed(model, data if fmt == "protobuf" else None)
     if problem:
         raise InputError(f"{p}: malformed ONNX model: {problem}")
     return ModelFile(model, key, same)
 
 
-def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes | None]:
-    """The model in ``p`` as ``onnx.load(p, load_external_data=False)`` reads it (format from
-    the file extension), and the file's bytes when they are the protobuf wire format."""
-    fmt = onnx.serialization.registry.get_format_from_file_extension(os.path.splitext(str(p))[1]) or "protobuf"
-    data = p.read_bytes()
-    model = onnx.load_model_from_string(data, format=fmt)
-    return model, data if fmt == "protobuf" else None
+def _parse(p: Path, data: bytes, fmt: str) -> onnx.ModelProto:
+    """``data`` read as ``onnx.load(p, load_external_data=False)`` reads the file (format
+    ``fmt``, from the file extension)."""
+    try:
+        return onnx.load_model_from_string(data, format=fmt)
+    except Exception as exc:  # protobuf raises DecodeError, RuntimeError, ... for non-ONNX bytes
+        raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
 
 
 _GRAPH_FIELD = 7  # ModelProto.graph (onnx.proto)
+_NAMING_FIELDS = (6, 14)  # ModelProto.doc_string, ModelProto.metadata_props
 
 
 def _graph_key(wire: bytes | None) -> GraphKey | None:
@@ -205,7 +232,7 @@ def _graph_key(wire: bytes | None) -> GraphKey | None:
     varint length and that many bytes); None when the bytes do not read so."""
     if wire is None:
         return None
-    spans = []
+    spans, naming = [], []
     i, n = 0, len(wire)
     try:
         while i < n:
@@ -222,12 +249,14 @@ def _graph_key(wire: bytes | None) -> GraphKey | None:
                 length, i = _varint(wire, i)
                 if tag >> 3 == _GRAPH_FIELD:
                     spans.append((start, i, i + length))
+                elif tag >> 3 in _NAMING_FIELDS:
+                    naming.append((start, i, i + length))
                 i += length
             else:  # groups: not in onnx.proto
                 return None
     except IndexError:
         return None
-    return GraphKey(wire, spans) if i == n else None
+    return GraphKey(wire, spans, naming) if i == n else None
 
 
 def _varint(wire: bytes, i: int) -> tuple[int, int]:
@@ -374,9 +403,10 @@ def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked:
     ``wire`` (the file's bytes) lets protobuf's C parser prove the string and shape checks
     clean (:mod:`analyzer.facts.shadow`); the Python walks, which name the field at fault,
     run only when it cannot. ``graph_checked``: the graph is known to be fine, only the rest
-    of the model is checked.
+    of the model is checked (``wire`` then holds only the rest: the schemas with the graph
+    read it as those without do, and they are built once per process for both uses).
     """
-    found = _bad_strings(model, "model") if _maybe_bad_strings(wire, not graph_checked) else None
+    found = _bad_strings(model, "model") if _maybe_bad_strings(wire) else None
     if found or graph_checked:
         return found
     g = model.graph
@@ -387,6 +417,8 @@ def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked:
         found = _bad_tensor(init, f"initializer {init.name!r}")
         if found:
             return found
+    if wire is not None and b"Constant" not in wire:
+        return None  # no node's op_type is "Constant": its bytes would be in the file
     for node in g.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             for attr in node.attribute:

@@ -53,15 +53,24 @@ def _last_user_frame(trace: str) -> tuple[str, int, str]:
     return (user or frames)[-1]
 
 
+# a list of single-quoted strings of printable ASCII but quote and backslash, as torch.onnx
+# writes scopes: literal_eval reads each item as the text between its quotes
+_PLAIN_SCOPES = re.compile(r"\[(?:'[ -&(-\[\]-~]*'(?:, '[ -&(-\[\]-~]*')*)?\]")
+_PLAIN_STRING = re.compile(r"'([^']*)'")
+
+
 def _scope_from_name_scopes(text: str) -> str:
     """torch.onnx writes the module paths from the root down, then the fx node's own name:
     ``['', 'model', 'model.layers.0', 'model.layers.0.self_attn', 'cat_2']``."""
     if len(text) > _MAX_SCOPES_TEXT:
         return ""
-    try:
-        scopes = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # not a literal, or too deep
-        return ""
+    if _PLAIN_SCOPES.fullmatch(text):  # what literal_eval reads, without compiling the text
+        scopes = _PLAIN_STRING.findall(text)
+    else:
+        try:
+            scopes = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # not a literal, or too deep
+            return ""
     if not isinstance(scopes, (list, tuple)):
         return ""
     modules = [str(s) for s in scopes[:-1] if s]
