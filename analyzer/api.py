@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.driver import CheckInput, Derivation, derive, load_inputs
 from analyzer.errors import InputError
+from analyzer.facts.proofs import WireProofs
 from analyzer.verdict import Verdict, build_verdict
 
 if TYPE_CHECKING:
@@ -164,14 +165,20 @@ def check(
                 return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
                                   coverage=coverage, memoize=memoize, one_rank=one_rank)
     t0 = time.perf_counter()
+    proofs = WireProofs()  # the string and shape checks of the files, beside the rest of the check
     with _no_cyclic_gc():
-        inp = load_inputs(seq, ranks, spec, pipeline=pipeline)  # the spec read once
+        inp = load_inputs(seq, ranks, spec, pipeline=pipeline, proofs=proofs)  # the spec read once
         t_load = time.perf_counter() - t0
-        deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
-        t1 = time.perf_counter()
-        verdict = build_verdict(inp, deriv)
-        if inp.pipeline is not None:
-            _locate_stages(inp, verdict)
+        try:
+            deriv = derive(
+                inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank
+            )
+            t1 = time.perf_counter()
+            verdict = build_verdict(inp, deriv)
+            if inp.pipeline is not None:
+                _locate_stages(inp, verdict)
+        finally:
+            proofs.settle()  # a malformed file is the error, whatever the check did with it
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:

@@ -23,6 +23,7 @@ from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
 from analyzer.facts.extract import GraphKey, ModelFile, const_chunk_hashes, load_model_file, with_graph
+from analyzer.facts.proofs import WireProofs
 from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import (
     const_ints_text,
@@ -234,10 +235,12 @@ def load_graph(
     constants: Mapping | None = None,
     groups: Mapping | None = None,
     known: _KnownGraphs | None = None,
+    proofs: WireProofs | None = None,
 ) -> onnx.ModelProto:
     """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
     (the sequential one as a single process: its collectives are identities). ``known``
-    records it (an ONNX graph stored like a known one is not checked again).
+    records it (an ONNX graph stored like a known one is not checked again); ``proofs`` takes
+    its string and shape checks (:func:`analyzer.facts.load_model_file`).
 
     Raises:
         InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.fx.import_fx`.
@@ -254,7 +257,10 @@ def load_graph(
         if known is not None:
             known.add(None, model)
         return model
-    loaded = load_model_file(path, known.keys, known.models) if known is not None else load_model_file(path)
+    if known is not None:
+        loaded = load_model_file(path, known.keys, known.models, proofs)
+    else:
+        loaded = load_model_file(path, proofs=proofs)
     if known is not None:
         known.add(loaded)
     return _select_outputs(str(path), loaded.model, outputs)
@@ -266,6 +272,7 @@ def load_inputs(
     spec_path: str | Path | Spec | None = None,
     *,
     pipeline: int | None = None,
+    proofs: WireProofs | None = None,
 ) -> CheckInput:
     """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
     input relations.
@@ -278,6 +285,9 @@ def load_inputs(
             spec): the files are P stages of F/P tensor-parallel ranks each, tensor-parallel
             rank fastest; each rank's stages are chained by boundary tensor names
             (:mod:`analyzer.pipeline`) and checked as one rank. None or 1: no pipeline.
+        proofs: take the string and shape checks of whole ONNX files and start them beside the
+            rest (:mod:`analyzer.facts.proofs`); the caller settles them before using the
+            result. None: they run as each file loads.
 
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
@@ -297,7 +307,24 @@ def load_inputs(
             )
         pipeline = spec.pipeline_stages
     known = _KnownGraphs()
-    seq = load_graph(seq_path, sequential=True, known=known, **extra)
+    try:
+        seq = load_graph(seq_path, sequential=True, known=known, proofs=proofs, **extra)
+        if pipeline is not None and pipeline != 1:
+            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
+        else:
+            ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
+            if proofs is not None:
+                proofs.start()
+            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
+    except Exception:
+        if proofs is not None:
+            proofs.settle()  # a malformed file is the error, as when each file is checked as it loads
+        raise
+    return inp
+
+
+def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: _KnownGraphs, ranks) -> CheckInput:
+    """:func:`load_inputs` after the sequential graph (and, without a pipeline, the ranks) loaded."""
     info = None
     if pipeline is not None and pipeline != 1:
         stages = split_stages([str(p) for p in rank_paths], pipeline)
@@ -318,8 +345,6 @@ def load_inputs(
             if t == 0:
                 info = PipelineInfo(stages, boundaries)
         rank_paths = names
-    else:
-        ranks = [load_graph(p, sequential=False, known=known, **extra) for p in rank_paths]
     same = known.same if len(known.same) == 1 + len(ranks) else []
     _check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks, same)
     rank_same = _rank_twins(same)

@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import onnx
@@ -29,6 +29,9 @@ from analyzer.errors import InputError
 from analyzer.facts.shadow import NAME_FIELDS, name_chars_schema, names_schema, utf8_schema, value_dims_schema
 from analyzer.facts.source import parse_source
 
+if TYPE_CHECKING:
+    from analyzer.facts.proofs import WireProofs
+
 __all__ = [
     "FactTables",
     "ModelFile",
@@ -36,6 +39,7 @@ __all__ = [
     "extract_graph_facts",
     "load_model",
     "load_model_file",
+    "wire_problem",
     "SMALL_INT_CONST",
     "SMALL_CONST",
 ]
@@ -176,14 +180,19 @@ def load_model(path: str | Path) -> onnx.ModelProto:
 
 
 def load_model_file(
-    path: str | Path, checked: Sequence[GraphKey] = (), models: Sequence[onnx.ModelProto] = ()
+    path: str | Path,
+    checked: Sequence[GraphKey] = (),
+    models: Sequence[onnx.ModelProto] = (),
+    proofs: WireProofs | None = None,
 ) -> ModelFile:
     """:func:`load_model`, with the graph's stored bytes. A graph stored exactly as one of
     ``checked`` (keys of models loaded before) is not checked again: only what is outside it.
     When ``models`` holds the models of ``checked`` and the file differs from that model's
     only in the graph-free fields that name a rank (``doc_string``, ``metadata_props``), its
     graph is not even parsed: the result's ``model`` is that earlier model object, and
-    ``own`` the file's model without its graph.
+    ``own`` the file's model without its graph. With ``proofs``, a whole file's string and
+    shape checks are added to it (run later, maybe beside the caller's work) instead of run
+    here; the other checks still run here, after ``proofs`` settles what came before.
 
     Raises:
         InputError: as :func:`load_model`.
@@ -207,8 +216,14 @@ def load_model_file(
     model = _parse(p, data, fmt)
     if not model.graph.node and not model.graph.output:
         raise InputError(f"{p}: not an ONNX model (no graph nodes or outputs)")
-    problem = _malformed(model, data if fmt == "protobuf" else None)
+    wire = data if fmt == "protobuf" else None
+    later = proofs is not None and wire is not None
+    if later:
+        proofs.add(p, model, wire)
+    problem = _malformed(model, wire, wire_proofs=not later)
     if problem:
+        if later:
+            proofs.settle()  # the string and shape checks come first, as when run here
         raise InputError(f"{p}: malformed ONNX model: {problem}")
     return ModelFile(model, key, same)
 
@@ -397,7 +412,9 @@ def _bad_value_dims(g: onnx.GraphProto) -> str | None:
     return None
 
 
-def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked: bool = False) -> str | None:
+def _malformed(
+    model: onnx.ModelProto, wire: bytes | None = None, graph_checked: bool = False, *, wire_proofs: bool = True
+) -> str | None:
     """What makes ``model`` unreadable for the analyzer, or None.
 
     ``wire`` (the file's bytes) lets protobuf's C parser prove the string and shape checks
@@ -405,14 +422,17 @@ def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked:
     run only when it cannot. ``graph_checked``: the graph is known to be fine, only the rest
     of the model is checked (``wire`` then holds only the rest: the schemas with the graph
     read it as those without do, and they are built once per process for both uses).
+    ``wire_proofs=False`` leaves the string and shape checks to the caller
+    (:func:`wire_problem`, run later by :class:`~analyzer.facts.proofs.WireProofs`).
     """
-    found = _bad_strings(model, "model") if _maybe_bad_strings(wire) else None
-    if found or graph_checked:
-        return found
+    if wire_proofs:
+        found = _string_problem(model, wire)
+        if found or graph_checked:
+            return found
+        found = _dims_problem(model.graph, wire)
+        if found:
+            return found
     g = model.graph
-    found = _bad_value_dims(g) if _maybe_bad_dims(wire) else None
-    if found:
-        return found
     for init in g.initializer:
         found = _bad_tensor(init, f"initializer {init.name!r}")
         if found:
@@ -427,6 +447,20 @@ def _malformed(model: onnx.ModelProto, wire: bytes | None = None, graph_checked:
                     if found:
                         return found
     return None
+
+
+def _string_problem(model: onnx.ModelProto, wire: bytes | None) -> str | None:
+    return _bad_strings(model, "model") if _maybe_bad_strings(wire) else None
+
+
+def _dims_problem(g: onnx.GraphProto, wire: bytes | None) -> str | None:
+    return _bad_value_dims(g) if _maybe_bad_dims(wire) else None
+
+
+def wire_problem(model: onnx.ModelProto, wire: bytes) -> str | None:
+    """The string and shape checks of :func:`_malformed` on a whole file: text that is not
+    UTF-8, a NUL in a name, a dimension that is negative or over 2**31-1; or None."""
+    return _string_problem(model, wire) or _dims_problem(model.graph, wire)
 
 
 def _dtype_name(elem_type: int) -> str:
