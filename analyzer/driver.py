@@ -89,6 +89,7 @@ class CheckInput:
     misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
     mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
     rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
+    proofs: WireProofs | None = None  # files' string and shape checks still to run (derive starts them)
 
     @property
     def world_size(self) -> int:
@@ -285,9 +286,9 @@ def load_inputs(
             spec): the files are P stages of F/P tensor-parallel ranks each, tensor-parallel
             rank fastest; each rank's stages are chained by boundary tensor names
             (:mod:`analyzer.pipeline`) and checked as one rank. None or 1: no pipeline.
-        proofs: take the string and shape checks of whole ONNX files and start them beside the
-            rest (:mod:`analyzer.facts.proofs`); the caller settles them before using the
-            result. None: they run as each file loads.
+        proofs: take the string and shape checks of whole ONNX files (:mod:`analyzer.facts.proofs`),
+            for :func:`derive` to start beside its work (``CheckInput.proofs``); the caller
+            settles them before using the result. None: they run as each file loads.
 
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
@@ -313,9 +314,8 @@ def load_inputs(
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
         else:
             ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
-            if proofs is not None:
-                proofs.start()
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
+        inp.proofs = proofs
     except Exception:
         if proofs is not None:
             proofs.settle()  # a malformed file is the error, as when each file is checked as it loads
@@ -448,6 +448,8 @@ def derive(
     for folder in extra_rules:
         if not Path(folder).is_dir():
             raise InputError(f"{folder}: no such rules folder")
+    if inp.proofs is not None and not memoize:
+        inp.proofs.start()
     try:
         program = _load_program_cached([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
     except ValueError as exc:  # DatalogError
@@ -456,7 +458,8 @@ def derive(
     note = "off"
     if memoize:
         t0 = time.perf_counter()
-        collapse = collapse_layers(inp.seq, inp.ranks, {r.seq_value: r.layout for r in inp.relations}, _same(inp))
+        relations = {r.seq_value: r.layout for r in inp.relations}
+        collapse = collapse_layers(inp.seq, inp.ranks, relations, _same(inp), proofs=inp.proofs)
         if collapse is not None:
             collapse = _canonical_collapse(collapse, _same(inp))
             if collapse is None:

@@ -23,11 +23,15 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import onnx
 
 from analyzer.facts.extract import copy_fields, with_graph
 from analyzer.layout import Layout
+
+if TYPE_CHECKING:
+    from analyzer.facts.proofs import WireProofs
 
 __all__ = ["Collapse", "LayerRun", "boundary_is_fixpoint", "collapse_layers", "layer_of"]
 
@@ -332,6 +336,7 @@ def collapse_layers(
     ranks: Sequence[onnx.ModelProto],
     relations: Mapping[str, Layout],
     same: Sequence[int] | None = None,
+    proofs: WireProofs | None = None,
 ) -> Collapse | None:
     """Collapse runs of identical layers in copies of the graphs.
 
@@ -341,11 +346,19 @@ def collapse_layers(
         relations: input relations by seq value name (part of each weight's fingerprint).
         same: for each model (seq first), the index of an earlier model with the same graph
             (its own index when none): its index, fingerprints and collapse are reused.
+        proofs: the files' string and shape checks, started here: in the child that does the
+            rank graph's part when there is one, else in their own.
 
     Returns:
         A :class:`Collapse`, or None when no run of at least 2 identical layers exists.
     """
     models = (seq, *ranks)
+    if same is not None and len(same) > 1 and same[:2] == [0, 1] and all(j in (0, 1) for j in same):
+        beside = _collapse_beside(seq, ranks, relations, same, proofs)
+        if beside is not _NO_CHILD:
+            return beside
+    if proofs is not None:
+        proofs.start()
     graphs: list[_Graph] = []
     for i, model in enumerate(models):
         graphs.append(graphs[same[i]] if same is not None and same[i] != i else _Graph(model, relations))
@@ -361,6 +374,10 @@ def collapse_layers(
         runs.append(LayerRun(first, last, [boundary[id(g)] for g in graphs]))
     if not runs:
         return None
+    return _result(graphs, models, runs)
+
+
+def _result(graphs: Sequence[_Graph], models: Sequence[onnx.ModelProto], runs: list[LayerRun]) -> Collapse:
     total = len(graphs[0].members) + sum(r.last - r.first for r in runs)
     built: dict[int, onnx.ModelProto] = {}
     copies = []
@@ -372,6 +389,144 @@ def collapse_layers(
         else:
             copies.append(with_graph(model, built[id(g)].graph))
     return Collapse(copies[0], copies[1:], list(reversed(runs)), total)
+
+
+# --- the rank graph beside the sequential one -------------------------------------------
+#
+# With one distinct rank graph (an SPMD export), indexing, fingerprinting and collapsing it is
+# as much work as the sequential graph's and independent of it but for which runs to collapse.
+# A forked child does the rank graph's part while this process does the sequential graph's;
+# they exchange each layer's fingerprint digest and the layers a graph output comes out of,
+# both find the same runs (the rule of :func:`_runs` and :func:`collapse_layers`), and the
+# child sends back its collapsed model and boundary pairs (a few hundred KB for 405B). Any
+# failure of the child falls back to doing both here.
+
+#: graphs with fewer nodes than this (the two together) are collapsed in one process
+BESIDE_MIN_NODES = 6000
+_NO_CHILD = object()
+
+
+def _digests(g: _Graph) -> tuple[list[int], dict[int, bytes], set[int]]:
+    """Layers, each layer's fingerprint digest, and the layers a graph output comes out of."""
+    layers = sorted(g.members)
+    prints = {k: hashlib.blake2b(repr(g.fingerprint(k)).encode(), digest_size=16).digest() for k in layers}
+    out_layers = {k for k in layers if any(v in g.graph_outputs for v, _ in g.outputs_read_from(k))}
+    return layers, prints, out_layers
+
+
+def _runs_of(sides: Sequence[tuple[list[int], dict[int, bytes], set[int]]]) -> list[tuple[int, int]]:
+    """:func:`_runs` on digests, without the runs a graph output comes out of; back to front."""
+    layers = sides[0][0]
+    if any(s[0] != layers for s in sides):
+        return []
+    prints = [tuple(s[1][k] for s in sides) for k in layers]
+    found, start = [], 0
+    for j in range(1, len(layers) + 1):
+        if j == len(layers) or prints[j] != prints[start] or layers[j] != layers[j - 1] + 1:
+            if j - start >= 2:
+                found.append((layers[start], layers[j - 1]))
+            start = j
+    return [(a, b) for a, b in reversed(found) if not any(b in s[2] for s in sides)]
+
+
+def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> Collapse | None | object:
+    """:func:`collapse_layers` with the one distinct rank graph done in a forked child, which
+    then runs ``proofs`` (waited for when they settle); ``_NO_CHILD`` when that does not pay
+    or cannot be done."""
+    import os
+    import pickle
+    import sys
+
+    if not (sys.platform.startswith("linux") and hasattr(os, "fork")):
+        return _NO_CHILD
+    if len(seq.graph.node) + len(ranks[0].graph.node) < BESIDE_MIN_NODES:
+        return _NO_CHILD
+    child_reads, parent_writes = os.pipe()  # (read end, write end)
+    parent_reads, child_writes = os.pipe()
+    job = proofs.child_job() if proofs is not None else None
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (child_reads, parent_writes, parent_reads, child_writes):
+            os.close(fd)
+        if job is not None:
+            proofs.abandon()
+        return _NO_CHILD
+    if pid == 0:  # the child: the rank graph's part
+        code = 0
+        try:
+            os.close(parent_writes)
+            os.close(parent_reads)
+            g = _Graph(ranks[0], relations)
+            _send(child_writes, _digests(g))
+            runs = _receive(child_reads)
+            boundary = [_collapse_graph(g, first, last) for first, last in runs]
+            _send(child_writes, (boundary, g.collapsed().SerializeToString()))
+            os.close(child_writes)
+            if job is not None:
+                job()
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(child_reads)
+    os.close(child_writes)
+    if job is not None:
+        proofs.adopt(pid)  # the child goes on with the proofs: they wait for it
+    try:
+        g = _Graph(seq, relations)
+        mine = _digests(g)
+        theirs = _receive(parent_reads)
+        runs = _runs_of([mine, theirs])
+        _send(parent_writes, runs)
+        seq_boundary = [_collapse_graph(g, first, last) for first, last in runs]
+        rank_boundary, rank_bytes = _receive(parent_reads)
+    except (EOFError, OSError, pickle.UnpicklingError, ValueError):
+        return _NO_CHILD  # the child failed: do both here
+    finally:
+        os.close(parent_writes)
+        os.close(parent_reads)
+        if job is None:
+            os.waitpid(pid, 0)
+    if not runs:
+        return None
+    rank = onnx.ModelProto.FromString(rank_bytes)
+    layer_runs = [
+        LayerRun(first, last, [sb if j == 0 else rb for j in same])
+        for (first, last), sb, rb in zip(runs, seq_boundary, rank_boundary)
+    ]
+    total = len(g.members) + sum(last - first for first, last in runs)
+    copies = [g.collapsed()]
+    for model in ranks:
+        copies.append(rank if model is ranks[0] else with_graph(model, rank.graph))
+    return Collapse(copies[0], copies[1:], list(reversed(layer_runs)), total)
+
+
+def _send(fd: int, obj) -> None:
+    import os
+    import pickle
+
+    data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(8, "little") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int):
+    import os
+    import pickle
+
+    def exactly(n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                raise EOFError("the other process closed the pipe")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    return pickle.loads(exactly(int.from_bytes(exactly(8), "little")))
 
 
 def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: Mapping[tuple, set]) -> bool:

@@ -113,3 +113,57 @@ def test_a_boundary_value_the_canonical_rewrite_removes_makes_the_whole_graph_ch
             assert result.derivation.memo.startswith("a boundary value of the collapsed layers is rewritten away")
         else:
             assert result.derivation.memo.startswith("layers 1..3 solved once")
+
+
+def _sharded_layers(path: Path, layers: int, width: int, *, odd_layer: int | None = None) -> None:
+    """x [2, width] -> layers of Relu named model.layers.K.* -> y (layer ``odd_layer``: Neg)."""
+    from onnx import TensorProto, helper, save
+
+    nodes, prev = [], "x"
+    for k in range(layers):
+        op = "Neg" if k == odd_layer else "Relu"
+        nodes.append(helper.make_node(op, [prev], [f"act_{k}"], name=f"model.layers.{k}.act"))
+        prev = f"act_{k}"
+    nodes.append(helper.make_node("Abs", [prev], ["y"], name="head.abs"))
+    value = [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, width]) for n in nodes[:-1] for o in n.output]
+    graph = helper.make_graph(
+        nodes,
+        "layers",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, width])],
+        value_info=value,
+    )
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+
+
+@pytest.mark.parametrize("odd_layer", [None, 3])
+def test_the_rank_graph_collapsed_in_a_child_gives_the_same_result(tmp_path, monkeypatch, odd_layer):
+    import sys
+
+    import analyzer.memo as memo
+
+    _sharded_layers(tmp_path / "seq.onnx", 6, 8)
+    for r in range(2):  # identical rank files: one distinct rank graph
+        _sharded_layers(tmp_path / f"rank{r}.onnx", 6, 4, odd_layer=odd_layer)
+    seq, ranks = tmp_path / "seq.onnx", [tmp_path / "rank0.onnx", tmp_path / "rank1.onnx"]
+    serial = check(seq, ranks)
+    monkeypatch.setattr(memo, "BESIDE_MIN_NODES", 0)
+    received = []
+    real = memo._receive
+    monkeypatch.setattr(memo, "_receive", lambda fd: received.append(fd) or real(fd))
+    beside = check(seq, ranks)
+    if sys.platform.startswith("linux"):
+        assert len(received) == 2, "the rank graph was not collapsed in a child"
+    assert beside.derivation.derived == serial.derivation.derived
+    assert beside.derivation.memo == serial.derivation.memo
+    assert _summary(beside) == _summary(serial)
+    if odd_layer is None:
+        assert serial.verdict == "verified" and serial.derivation.memo.startswith("layers 1..5 solved once")
+    else:
+        assert serial.verdict == "discrepancy" and "layers.3" in serial.verdict_.discrepancies[0].node
+
+    def no_fork():
+        raise OSError("no fork here")
+
+    monkeypatch.setattr("os.fork", no_fork)
+    assert check(seq, ranks).derivation.derived == serial.derivation.derived  # done in one process

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
@@ -37,6 +38,7 @@ class WireProofs:
         self._items: list[tuple[Path, onnx.ModelProto, bytes]] = []
         self._fork_min_bytes = fork_min_bytes
         self._child: tuple[int, int] | None = None  # (pid, read end of the pipe)
+        self._handed: tuple[int, int] | None = None  # the pipe of a child_job not adopted yet
 
     def add(self, path: Path, model: onnx.ModelProto, wire: bytes) -> None:
         """One more file (proved after those added before)."""
@@ -44,7 +46,7 @@ class WireProofs:
 
     def start(self) -> None:
         """Fork the child that proves the files added so far, when that pays."""
-        if self._child is not None or not self._items or not _can_fork():
+        if self._child is not None or self._handed is not None or not self._items or not _can_fork():
             return
         least = FORK_MIN_BYTES if self._fork_min_bytes is None else self._fork_min_bytes
         if sum(len(w) for _, _, w in self._items) < least:
@@ -68,12 +70,46 @@ class WireProofs:
         os.close(write)
         self._child = (pid, read)
 
+    def child_job(self) -> Callable[[], None] | None:
+        """For a caller that forks a child of its own: the function that child runs to prove the
+        files and answer (None when there is nothing to prove or a child runs already). The
+        caller then calls :meth:`adopt` with the child's pid, or :meth:`abandon`."""
+        if self._child is not None or self._handed is not None or not self._items:
+            return None
+        read, write = os.pipe()
+        self._handed = (read, write)
+        items = list(self._items)
+
+        def job() -> None:
+            os.close(read)
+            view = memoryview(_answer(items))
+            while view:
+                view = view[os.write(write, view) :]
+            os.close(write)
+
+        return job
+
+    def adopt(self, pid: int) -> None:
+        """The caller's child ``pid`` runs :meth:`child_job`: :meth:`settle` waits for it."""
+        read, write = self._handed
+        self._handed = None
+        os.close(write)
+        self._child = (pid, read)
+
+    def abandon(self) -> None:
+        """No child took :meth:`child_job`: the proofs run as if it had not been asked."""
+        if self._handed is not None:
+            for fd in self._handed:
+                os.close(fd)
+            self._handed = None
+
     def settle(self) -> None:
         """Wait for the proofs and raise the first problem found (in the order added).
 
         Raises:
             InputError: ``"<file>: malformed ONNX model: <problem>"``.
         """
+        self.abandon()
         items, self._items = self._items, []
         answer = self._join()
         if answer is not None:
