@@ -9,8 +9,11 @@ first problem through a pipe (a few bytes), while the check goes on; :meth:`~Wir
 waits for it and raises the problem, if any, as the one-line error the check would have raised
 when loading the file. The caller settles before it returns a result and before it re-raises
 any error of its own, so a malformed file gives exactly the error it gave before, whatever the
-check tripped on meanwhile. Without ``os.fork`` (not Linux), for little work, or when the child
-fails in any way, the proofs run in the caller.
+check tripped on meanwhile. A caller that forks a child of its own can give it the proofs to
+run after its own work (:meth:`~WireProofs.child_job`, :meth:`~WireProofs.adopt`): the layer
+memoization's child for the rank graph does (:mod:`analyzer.memo`), so the check runs in two
+processes, not three, on two cores. Without ``os.fork`` (not Linux), for little work, or when
+the child fails in any way, the proofs run in the caller.
 """
 
 from __future__ import annotations
