@@ -376,8 +376,8 @@ def _entangle(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
         f"Measured by `python scripts/bench.py --entangle ../shared/data/entangle --repeat {repeat}` on "
         f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load})"
         f"{_note(note)}.",
-        "The machine was shared with other jobs while this ran: the times move by tens of percent from one",
-        "run to the next. Two definitions of our time:",
+        "On this 2-core machine the times move by tens of percent from one run to the next with other",
+        "jobs (the load average above). Two definitions of our time:",
         "",
         f"- **wall**: the median, over {repeat} runs, of the whole `shardlog check SEQ RANKS --relations SPEC`",
         "  process (`python -m analyzer.cli`: interpreter start, imports, importing the dumps, rules, text",
