@@ -59,8 +59,6 @@ from dataclasses import dataclass, field
 from analyzer.dl.syntax import (
     Aggregate,
     Atom,
-    BinOp,
-    Call,
     Const,
     Constraint,
     Decl,
@@ -69,6 +67,8 @@ from analyzer.dl.syntax import (
     Rule,
     Var,
     Wildcard,
+    body_vars,
+    term_vars,
 )
 
 __all__ = [
@@ -136,30 +136,13 @@ def _is_step(rule: Rule, name: str, at: int) -> bool:
 
 
 def _literal_vars(lit) -> Iterable[str]:
-    if isinstance(lit, Atom):
-        for t in lit.args:
-            yield from _term_vars(t)
-    elif isinstance(lit, Negation):
-        yield from _literal_vars(lit.atom)
-    elif isinstance(lit, Constraint):
-        yield from _term_vars(lit.left)
-        yield from _term_vars(lit.right)
+    """Names of the variables of a body literal (with repeats; aggregates included)."""
+    return (v.name for v in body_vars((lit,)))
 
 
 def _term_vars(term) -> Iterable[str]:
-    if isinstance(term, Var):
-        yield term.name
-    elif isinstance(term, BinOp):
-        yield from _term_vars(term.left)
-        yield from _term_vars(term.right)
-    elif isinstance(term, Call):
-        for a in term.args:
-            yield from _term_vars(a)
-    elif isinstance(term, Aggregate):
-        if term.target is not None:
-            yield from _term_vars(term.target)
-        for lit in term.body:
-            yield from _literal_vars(lit)
+    """Names of the variables of a term (with repeats; aggregates included)."""
+    return (v.name for v in term_vars(term))
 
 
 def _atoms(body) -> Iterable[Atom]:
