@@ -435,9 +435,10 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
     or cannot be done."""
     import os
     import pickle
-    import sys
 
-    if not (sys.platform.startswith("linux") and hasattr(os, "fork")):
+    from analyzer.facts.proofs import can_fork
+
+    if not can_fork():
         return _NO_CHILD
     if len(seq.graph.node) + len(ranks[0].graph.node) < BESIDE_MIN_NODES:
         return _NO_CHILD

@@ -61,7 +61,7 @@ def test_a_malformed_file_gives_the_same_error_with_the_proofs_in_a_child(tmp_pa
     seq, ranks = _with_bad_name(tmp_path)
     forked = _error(seq, ranks)
     assert always_fork, "the proofs did not run in a child"
-    monkeypatch.setattr(proofs_module, "_can_fork", lambda: False)
+    monkeypatch.setattr(proofs_module, "can_fork", lambda: False)
     inline = _error(seq, ranks)
     with pytest.raises(InputError) as err:
         load_inputs(seq, ranks)  # without proofs: each file checked as it loads
@@ -87,7 +87,7 @@ def test_well_formed_files_give_the_same_result_and_the_child_is_reaped(always_f
     for pid in always_fork:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # already waited for: no zombie
-    monkeypatch.setattr(proofs_module, "_can_fork", lambda: False)
+    monkeypatch.setattr(proofs_module, "can_fork", lambda: False)
     inline = check(seq, ranks)
     assert forked.verdict == inline.verdict == "verified"
     assert forked.derivation.derived == inline.derivation.derived

@@ -28,7 +28,7 @@ import onnx
 from analyzer.errors import InputError
 from analyzer.facts.extract import wire_problem
 
-__all__ = ["WireProofs"]
+__all__ = ["WireProofs", "can_fork"]
 
 #: files smaller than this in all are proved in the caller: forking costs ~3 ms
 FORK_MIN_BYTES = 4 << 20
@@ -49,7 +49,7 @@ class WireProofs:
 
     def start(self) -> None:
         """Fork the child that proves the files added so far, when that pays."""
-        if self._child is not None or self._handed is not None or not self._items or not _can_fork():
+        if self._child is not None or self._handed is not None or not self._items or not can_fork():
             return
         least = FORK_MIN_BYTES if self._fork_min_bytes is None else self._fork_min_bytes
         if sum(len(w) for _, _, w in self._items) < least:
@@ -148,8 +148,12 @@ class WireProofs:
                 pass
 
 
-def _can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+def can_fork() -> bool:
+    """Linux, and no other thread (a fork copies only the calling thread: a lock another thread
+    holds would stay held in the child)."""
+    import threading
+
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _answer(items) -> bytes:
