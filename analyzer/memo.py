@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import onnx
 
+from analyzer.beside import can_fork, read_exactly, write_all
 from analyzer.facts.extract import copy_fields, with_graph
 from analyzer.layout import Layout
 
@@ -296,19 +297,34 @@ class _Graph:
         return out
 
 
-def _runs(graphs: Sequence[_Graph]) -> list[tuple[int, int]]:
-    layers = sorted(graphs[0].members)
-    if any(sorted(g.members) != layers for g in graphs):
+def _side(g: _Graph, digest: bool) -> tuple[list[int], dict[int, object], set[int]]:
+    """What the run search needs of one graph: its layers, each layer's fingerprint (or a
+    128-bit digest of it, to send to another process), and the layers a graph output comes out
+    of (a run ending there keeps its names)."""
+    layers = sorted(g.members)
+    if digest:
+        prints = {k: hashlib.blake2b(repr(g.fingerprint(k)).encode(), digest_size=16).digest() for k in layers}
+    else:
+        prints = {k: g.fingerprint(k) for k in layers}
+    out_layers = {g.layer[g.producer[o][0]] for o in g.graph_outputs if o in g.producer}
+    return layers, prints, out_layers
+
+
+def _runs(sides: Sequence[tuple[list[int], dict[int, object], set[int]]]) -> list[tuple[int, int]]:
+    """Runs ``(first, last)`` of at least 2 consecutive layers equal in every graph (one
+    :func:`_side` per distinct graph), but those a graph output comes out of; back to front,
+    the order they are collapsed in (so layer indices stay valid)."""
+    layers = sides[0][0]
+    if any(s[0] != layers for s in sides):
         return []
-    prints = [tuple(g.fingerprint(k) for g in graphs) for k in layers]
-    runs = []
-    start = 0
+    prints = [tuple(s[1][k] for s in sides) for k in layers]
+    found, start = [], 0
     for j in range(1, len(layers) + 1):
         if j == len(layers) or prints[j] != prints[start] or layers[j] != layers[j - 1] + 1:
             if j - start >= 2:  # keep the first layer of the run, remove the others
-                runs.append((layers[start], layers[j - 1]))
+                found.append((layers[start], layers[j - 1]))
             start = j
-    return runs
+    return [(a, b) for a, b in reversed(found) if not any(b in s[2] for s in sides)]
 
 
 def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
@@ -363,13 +379,8 @@ def collapse_layers(
     for i, model in enumerate(models):
         graphs.append(graphs[same[i]] if same is not None and same[i] != i else _Graph(model, relations))
     unique = list({id(g): g for g in graphs}.values())
-    found = _runs(graphs)
-    if not found:
-        return None
     runs = []
-    for first, last in reversed(found):  # from the back, so layer indices stay valid
-        if any(v in g.graph_outputs for g in unique for v, _ in g.outputs_read_from(last)):
-            continue  # a graph output comes straight out of the run: keep its names
+    for first, last in _runs([_side(g, digest=False) for g in unique]):
         boundary = {id(g): _collapse_graph(g, first, last) for g in unique}
         runs.append(LayerRun(first, last, [boundary[id(g)] for g in graphs]))
     if not runs:
@@ -397,7 +408,7 @@ def _result(graphs: Sequence[_Graph], models: Sequence[onnx.ModelProto], runs: l
 # as much work as the sequential graph's and independent of it but for which runs to collapse.
 # A forked child does the rank graph's part while this process does the sequential graph's;
 # they exchange each layer's fingerprint digest and the layers a graph output comes out of,
-# both find the same runs (the rule of :func:`_runs` and :func:`collapse_layers`), and the
+# both find the same runs (:func:`_runs` on digests), and the
 # child sends back its collapsed model and boundary pairs (a few hundred KB for 405B). Any
 # failure of the child falls back to doing both here.
 
@@ -406,37 +417,12 @@ BESIDE_MIN_NODES = 6000
 _NO_CHILD = object()
 
 
-def _digests(g: _Graph) -> tuple[list[int], dict[int, bytes], set[int]]:
-    """Layers, each layer's fingerprint digest, and the layers a graph output comes out of."""
-    layers = sorted(g.members)
-    prints = {k: hashlib.blake2b(repr(g.fingerprint(k)).encode(), digest_size=16).digest() for k in layers}
-    out_layers = {k for k in layers if any(v in g.graph_outputs for v, _ in g.outputs_read_from(k))}
-    return layers, prints, out_layers
-
-
-def _runs_of(sides: Sequence[tuple[list[int], dict[int, bytes], set[int]]]) -> list[tuple[int, int]]:
-    """:func:`_runs` on digests, without the runs a graph output comes out of; back to front."""
-    layers = sides[0][0]
-    if any(s[0] != layers for s in sides):
-        return []
-    prints = [tuple(s[1][k] for s in sides) for k in layers]
-    found, start = [], 0
-    for j in range(1, len(layers) + 1):
-        if j == len(layers) or prints[j] != prints[start] or layers[j] != layers[j - 1] + 1:
-            if j - start >= 2:
-                found.append((layers[start], layers[j - 1]))
-            start = j
-    return [(a, b) for a, b in reversed(found) if not any(b in s[2] for s in sides)]
-
-
 def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> Collapse | None | object:
     """:func:`collapse_layers` with the one distinct rank graph done in a forked child, which
     then runs ``proofs`` (waited for when they settle); ``_NO_CHILD`` when that does not pay
     or cannot be done."""
     import os
     import pickle
-
-    from analyzer.facts.proofs import can_fork
 
     if not can_fork():
         return _NO_CHILD
@@ -459,7 +445,7 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
             os.close(parent_writes)
             os.close(parent_reads)
             g = _Graph(ranks[0], relations)
-            _send(child_writes, _digests(g))
+            _send(child_writes, _side(g, digest=True))
             runs = _receive(child_reads)
             boundary = [_collapse_graph(g, first, last) for first, last in runs]
             _send(child_writes, (boundary, g.collapsed().SerializeToString()))
@@ -476,9 +462,9 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
         proofs.adopt(pid)  # the child goes on with the proofs: they wait for it
     try:
         g = _Graph(seq, relations)
-        mine = _digests(g)
+        mine = _side(g, digest=True)
         theirs = _receive(parent_reads)
-        runs = _runs_of([mine, theirs])
+        runs = _runs([mine, theirs])
         _send(parent_writes, runs)
         seq_boundary = [_collapse_graph(g, first, last) for first, last in runs]
         rank_boundary, rank_bytes = _receive(parent_reads)
@@ -504,30 +490,18 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
 
 
 def _send(fd: int, obj) -> None:
-    import os
+    """``obj`` pickled, after its length (8 bytes), through the pipe ``fd``."""
     import pickle
 
     data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
-    view = memoryview(len(data).to_bytes(8, "little") + data)
-    while view:
-        view = view[os.write(fd, view) :]
+    write_all(fd, len(data).to_bytes(8, "little") + data)
 
 
 def _receive(fd: int):
-    import os
+    """What :func:`_send` sent through the other end of the pipe ``fd``."""
     import pickle
 
-    def exactly(n: int) -> bytes:
-        chunks, left = [], n
-        while left:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                raise EOFError("the other process closed the pipe")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    return pickle.loads(exactly(int.from_bytes(exactly(8), "little")))
+    return pickle.loads(read_exactly(fd, int.from_bytes(read_exactly(fd, 8), "little")))
 
 
 def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: Mapping[tuple, set]) -> bool:

@@ -115,3 +115,16 @@ def test_a_child_that_fails_is_replaced_by_proving_in_the_caller(tmp_path, alway
     monkeypatch.setattr(proofs_module, "_answer", broken)
     assert _error(seq, ranks).endswith("model.graph.node[3].name is not UTF-8 text")
     assert always_fork
+
+
+@needs_fork
+def test_a_file_added_after_the_child_started_is_proved_too(tmp_path):
+    seq, ranks = _with_bad_name(tmp_path)
+    proofs = WireProofs(fork_min_bytes=0)
+    good = ranks[0]
+    proofs.add(good, onnx.load(str(good), load_external_data=False), good.read_bytes())
+    proofs.start()  # the child proves rank 0 only
+    bad = ranks[1]
+    proofs.add(bad, onnx.load(str(bad), load_external_data=False), bad.read_bytes())
+    with pytest.raises(InputError, match=r"rank1\.onnx: malformed ONNX model: .* is not UTF-8"):
+        proofs.settle()

@@ -206,6 +206,18 @@ def test_identical_rank_graphs_are_solved_as_one_rank(write_models):
     assert _report(fast) == _report(full)
 
 
+def test_an_engine_without_graph_copies_gets_rank_zero_s_graph_facts_merged(write_models, monkeypatch):
+    from analyzer.engines.clingo_engine import ClingoEngine
+
+    _, _, seq, ranks = check_text_graphs(write_models, HEADER + SEQ_MLP, [HEADER + RANK_MLP] * 2)
+    full = check(seq, ranks, one_rank=False)
+    monkeypatch.setattr(ClingoEngine, "graph_copies", False)  # as souffle and pydatalog
+    merged = check(seq, ranks)
+    assert merged.derivation.one_rank
+    assert merged.derivation.derived == full.derivation.derived
+    assert _report(merged) == _report(full)
+
+
 SEQ_RELU = """
 f (float[4, 2] x) => (float[4, 2] y) {
   y = Relu(x)

@@ -19,16 +19,16 @@ the child fails in any way, the proofs run in the caller.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 
+from analyzer.beside import can_fork, read_all, write_all
 from analyzer.errors import InputError
 from analyzer.facts.extract import wire_problem
 
-__all__ = ["WireProofs", "can_fork"]
+__all__ = ["WireProofs"]
 
 #: files smaller than this in all are proved in the caller: forking costs ~3 ms
 FORK_MIN_BYTES = 4 << 20
@@ -42,6 +42,7 @@ class WireProofs:
         self._fork_min_bytes = fork_min_bytes
         self._child: tuple[int, int] | None = None  # (pid, read end of the pipe)
         self._handed: tuple[int, int] | None = None  # the pipe of a child_job not adopted yet
+        self._proving = 0  # how many of the files the child proves
 
     def add(self, path: Path, model: onnx.ModelProto, wire: bytes) -> None:
         """One more file (proved after those added before)."""
@@ -54,40 +55,36 @@ class WireProofs:
         least = FORK_MIN_BYTES if self._fork_min_bytes is None else self._fork_min_bytes
         if sum(len(w) for _, _, w in self._items) < least:
             return
-        read, write = os.pipe()
+        job = self.child_job()
         try:
             pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
+            self.abandon()
             return
-        if pid == 0:  # the child: prove, write the answer, leave without any cleanup
+        if pid == 0:  # the child: prove, answer, leave without any cleanup
             code = 0
             try:
-                os.close(read)
-                os.write(write, _answer(self._items))
+                job()
             except BaseException:
                 code = 1
             finally:
                 os._exit(code)
-        os.close(write)
-        self._child = (pid, read)
+        self.adopt(pid)
 
     def child_job(self) -> Callable[[], None] | None:
         """For a caller that forks a child of its own: the function that child runs to prove the
-        files and answer (None when there is nothing to prove or a child runs already). The
-        caller then calls :meth:`adopt` with the child's pid, or :meth:`abandon`."""
+        files added so far and answer (None when there is nothing to prove or a child runs
+        already). The caller then calls :meth:`adopt` with the child's pid, or :meth:`abandon`."""
         if self._child is not None or self._handed is not None or not self._items:
             return None
         read, write = os.pipe()
         self._handed = (read, write)
         items = list(self._items)
+        self._proving = len(items)
 
         def job() -> None:
             os.close(read)
-            view = memoryview(_answer(items))
-            while view:
-                view = view[os.write(write, view) :]
+            write_all(write, _answer(items))
             os.close(write)
 
         return job
@@ -115,13 +112,14 @@ class WireProofs:
         self.abandon()
         items, self._items = self._items, []
         answer = self._join()
+        proved = 0
         if answer is not None:
             index, _, message = answer.partition(b"\n")
-            if index == b"ok":
-                return
             if index.isdigit() and int(index) < len(items):
                 raise InputError(f"{items[int(index)][0]}: malformed ONNX model: {message.decode()}")
-        for path, model, wire in items:  # no child, or it gave no answer: prove here
+            if index == b"ok":
+                proved = self._proving
+        for path, model, wire in items[proved:]:  # no child, no answer, or added since: prove here
             problem = wire_problem(model, wire)
             if problem:
                 raise InputError(f"{path}: malformed ONNX model: {problem}")
@@ -131,14 +129,12 @@ class WireProofs:
             return None
         pid, read = self._child
         self._child = None
-        chunks = []
         try:
-            while chunk := os.read(read, 1 << 16):
-                chunks.append(chunk)
+            answer = read_all(read)
         finally:
             os.close(read)
             _, status = os.waitpid(pid, 0)
-        return b"".join(chunks) if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+        return answer if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
 
     def __del__(self) -> None:  # a caller that never settled: reap the child
         if getattr(self, "_child", None) is not None:
@@ -146,14 +142,6 @@ class WireProofs:
                 self._join()
             except OSError:
                 pass
-
-
-def can_fork() -> bool:
-    """Linux, and no other thread (a fork copies only the calling thread: a lock another thread
-    holds would stay held in the child)."""
-    import threading
-
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _answer(items) -> bytes:
