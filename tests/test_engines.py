@@ -215,11 +215,13 @@ def test_clingo_translation_traps():
         .decl H(x: number, n: number)
         H(x, n) :- B(x, _), n = count : { B(x, _) }.
         H(x, m) :- B(x, _), m = min y : { B(x, y) }.
-        H(x, y % 3) :- B(x, y).
+        H(x, y % 3) :- B(x, y), !B(y, _).
         """
     )
     text = to_clingo(program, outputs=["H"])
-    assert "V_n=#count{V__w1:r_B(V_x,V__w1)}" in text
+    # every _ of a positive atom is a fresh variable (no projection); a negated one stays _
+    assert "r_H(V_x,V_n):-r_B(V_x,V__w1),V_n=#count{V__w2:r_B(V_x,V__w2)}." in text
+    assert "not r_B(V_y,_)" in text
     assert "V_m=#min{V_y,V_y:r_B(V_x,V_y)},V_m!=#sup" in text
     assert "(V_y\\3)" in text
     assert "#show r_H/2." in text

@@ -152,7 +152,7 @@ def _aggregate(rule: Rule, index: int) -> str:
 
 
 def _rule(rule: Rule) -> str:
-    rule = name_aggregate_wildcards(lift_expressions(rule, head=False))
+    rule = name_aggregate_wildcards(lift_expressions(rule, head=False), positive=True)
     parts = []
     for i, lit in enumerate(rule.body):
         if isinstance(lit, Constraint) and isinstance(lit.right, Aggregate):
