@@ -626,16 +626,23 @@ def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: M
     Returns:
         True when, for every value that layer ``first+1`` would read from layer ``first``, the
         relations equal those of the value layer ``first`` read from layer ``first-1`` at the
-        same slot, with every rank's piece at that slot too.
+        same slot, with every rank's piece at that slot too; and every value a rank's layer
+        ``first+1`` reads from layer ``first`` is such a piece (a rank whose layers were cut at
+        another phase reads values no seq slot accounts for).
     """
     for run in collapse.runs:
         rank_next = [{prev: v for v, prev in pairs} for pairs in run.boundary[1:]]
+        matched: list[set] = [set() for _ in rank_next]
         for w, u in run.boundary[0]:
             if holds.get(u, set()) != holds.get(w, set()):
                 return False
             for lay in holds.get(u, set()):
                 for r, nxt in enumerate(rank_next):
                     have = pieces.get((w, r, lay), set())
-                    if not any(nxt.get(pu) in have for pu in pieces.get((u, r, lay), set())):
+                    found = [pu for pu in pieces.get((u, r, lay), set()) if nxt.get(pu) in have]
+                    if not found:
                         return False
+                    matched[r].update(found)
+        if any(set(nxt) - seen for nxt, seen in zip(rank_next, matched)):
+            return False  # a rank's layer reads a value from the one before that no seq slot explains
     return True
