@@ -9,12 +9,31 @@ A run of consecutive layers ``a..b`` whose fingerprints are equal in the sequent
 and in every rank graph is collapsed to layer ``a``: layers ``a+1..b`` are removed and what
 read layer ``b``'s outputs reads layer ``a``'s instead.
 
+Graphs whose nodes carry no module scope (torch.fx dumps, :mod:`analyzer.fx`) get their layers
+from repetition instead (:mod:`analyzer.repeats`: the longest tandem repeat of node signatures,
+cut at a signature common to all graphs). For those layers, what a layer alone reads from the
+layer before it, or from before the first layer (the embedding's output), is keyed by the order
+in which the layer first reads it (:meth:`_Graph.entries`), so a run can start at layer 0; and
+a graph input named by position (``primals_19``, ``native_dropout.3``) that one layer alone
+reads is keyed by (its prefix, N minus that layer's smallest N for the prefix).
+
 Soundness: the collapsed check is an induction over the run. It is only accepted when the
 relations found on layer ``a``'s outputs equal those of the inputs it read from layer ``a-1``
-(the boundary relations are a fixpoint, with the rank pieces at the same slots); then every
-layer of the run maps them to themselves. Otherwise the driver checks the whole graph. A
-layer whose structure differs anywhere (a bug in layer 97) is not collapsed, so its report
-names its own nodes.
+(the boundary relations are a fixpoint, with the rank pieces at the same slots, and every
+related value a rank's layer ``a+1`` reads from layer ``a`` is such a piece); then every layer of the
+run maps them to themselves. Otherwise the driver checks the whole graph. A layer whose
+structure differs anywhere (a bug in layer 97) is not collapsed, so its report names its own
+nodes. Only the first layer of a run may read from before the layers, and only its last may
+have values read beyond the next layer (the others are removed).
+
+Weights named by position: the collapsed check pairs a seq weight with the rank weight of the
+same name, and layer k's fingerprint only says that layer k reads, at each offset, a weight
+of the same shape and input relation as layer a does. A rank whose layer 1 read layer 2's
+weights (names shifted by a whole layer, same shapes) would have fingerprints equal to the
+sequential graph's and the collapse would hide it. So a layer joins a run only when each
+prefix's smallest N moved by the same amount from the layer before in the sequential graph
+and in every rank graph (:func:`_runs`, from :func:`_side`; the forked child sends them as
+they are): then layer k pairs its weights by name exactly as layer a does.
 """
 
 from __future__ import annotations
@@ -627,9 +646,11 @@ def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: M
         True when, for every value that layer ``first+1`` would read from layer ``first``, the
         relations equal those of the value layer ``first`` read from layer ``first-1`` at the
         same slot, with every rank's piece at that slot too; and every value a rank's layer
-        ``first+1`` reads from layer ``first`` is such a piece (a rank whose layers were cut at
-        another phase reads values no seq slot accounts for).
+        ``first+1`` reads from layer ``first`` that is a piece of some seq value is such a
+        piece (a rank whose layers were cut at another phase reads values no seq slot
+        accounts for; values with no relation at all, after a bug, are left to the check).
     """
+    related = {(r, v) for (_, r, _), values in pieces.items() for v in values}
     for run in collapse.runs:
         rank_next = [{prev: v for v, prev in pairs} for pairs in run.boundary[1:]]
         matched: list[set] = [set() for _ in rank_next]
@@ -643,6 +664,7 @@ def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: M
                     if not found:
                         return False
                     matched[r].update(found)
-        if any(set(nxt) - seen for nxt, seen in zip(rank_next, matched)):
-            return False  # a rank's layer reads a value from the one before that no seq slot explains
+        for r, (nxt, seen) in enumerate(zip(rank_next, matched)):
+            if any(v not in seen and (r, v) in related for v in nxt):
+                return False  # a rank's layer reads a related value no seq boundary slot explains
     return True
