@@ -9,12 +9,31 @@ A run of consecutive layers ``a..b`` whose fingerprints are equal in the sequent
 and in every rank graph is collapsed to layer ``a``: layers ``a+1..b`` are removed and what
 read layer ``b``'s outputs reads layer ``a``'s instead.
 
+Graphs whose nodes carry no module scope (torch.fx dumps, :mod:`analyzer.fx`) get their layers
+from repetition instead (:mod:`analyzer.repeats`: the longest tandem repeat of node signatures,
+cut at a signature common to all graphs). For those layers, what a layer alone reads from the
+layer before it, or from before the first layer (the embedding's output), is keyed by the order
+in which the layer first reads it (:meth:`_Graph.entries`), so a run can start at layer 0; and
+a graph input named by position (``primals_19``, ``native_dropout.3``) that one layer alone
+reads is keyed by (its prefix, N minus that layer's smallest N for the prefix).
+
 Soundness: the collapsed check is an induction over the run. It is only accepted when the
 relations found on layer ``a``'s outputs equal those of the inputs it read from layer ``a-1``
-(the boundary relations are a fixpoint, with the rank pieces at the same slots); then every
-layer of the run maps them to themselves. Otherwise the driver checks the whole graph. A
-layer whose structure differs anywhere (a bug in layer 97) is not collapsed, so its report
-names its own nodes.
+(the boundary relations are a fixpoint, with the rank pieces at the same slots, and every
+related value a rank's layer ``a+1`` reads from layer ``a`` is such a piece); then every layer of the
+run maps them to themselves. Otherwise the driver checks the whole graph. A layer whose
+structure differs anywhere (a bug in layer 97) is not collapsed, so its report names its own
+nodes. Only the first layer of a run may read from before the layers, and only its last may
+have values read beyond the next layer (the others are removed).
+
+Weights named by position: the collapsed check pairs a seq weight with the rank weight of the
+same name, and layer k's fingerprint only says that layer k reads, at each offset, a weight
+of the same shape and input relation as layer a does. A rank whose layer 1 read layer 2's
+weights (names shifted by a whole layer, same shapes) would have fingerprints equal to the
+sequential graph's and the collapse would hide it. So a layer joins a run only when each
+prefix's smallest N moved by the same amount from the layer before in the sequential graph
+and in every rank graph (:func:`_runs`, from :func:`_side`; the forked child sends them as
+they are): then layer k pairs its weights by name exactly as layer a does.
 """
 
 from __future__ import annotations
@@ -30,6 +49,7 @@ import onnx
 from analyzer.beside import can_fork, read_exactly, write_all
 from analyzer.facts.extract import copy_fields, with_graph
 from analyzer.layout import Layout
+from analyzer.repeats import Repeat, choose_anchor, find_repeat, layer_numbers, node_signature
 
 if TYPE_CHECKING:
     from analyzer.facts.proofs import WireProofs
@@ -41,6 +61,8 @@ _SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 # a maximal run of digits between dots or slashes: it equals the text of k exactly where
 # ``(?<=[./])k(?=[./])`` matches (k has no leading zero, so its match is a whole run)
 _NUMBER = re.compile(r"(?<=[./])[0-9]+(?=[./])")
+# a graph input named by position (torch.fx: ``primals_19``, ``native_dropout.3``)
+_NUMBERED = re.compile(r"(.*?)([0-9]+)")
 
 
 def layer_of(node: onnx.NodeProto) -> int | None:
@@ -168,10 +190,44 @@ class _Graph:
             if not i.data_location and len(i.raw_data) + 4 * len(i.float_data) + 8 * len(i.int64_data) <= 1 << 16
         }
         self.graph_outputs = [o.name for o in g.output]
+        # layers from repetition (analyzer/repeats.py) when no node has a scope-derived layer
+        self.repeat: Repeat | None = None
+        self.sigs: list[tuple] = []
+        self.by_repetition = False
+        self.own_inputs: dict[str, int] = {}  # graph input -> the one layer that reads it
+        self.bases: dict[int, dict[str, int]] = {}  # layer -> input-name prefix -> smallest N
+        if all(k is None for k in self.layer):
+            self.sigs = [node_signature(n) for n in g.node]
+            self.repeat = find_repeat(self.sigs)
         self._index()
+
+    def number_layers(self, anchor) -> None:
+        """Number the periods of :attr:`repeat` cut at ``anchor`` as layers 0..L-1 (nothing
+        when there is no repeat or no anchor): see :mod:`analyzer.repeats`."""
+        if self.repeat is None or anchor is None:
+            return
+        numbers = layer_numbers(self.sigs, self.repeat, anchor)
+        if not numbers:
+            return
+        self.layer = [numbers.get(i) for i in range(len(self.ins))]
+        self.by_repetition = True
+        self._index()
+        readers: dict[str, set] = {}
+        for i, k in enumerate(self.layer):
+            if k is not None:
+                for v in self.ins[i]:
+                    if v and v not in self.producer and v not in self.consts:
+                        readers.setdefault(v, set()).add(k)
+        self.own_inputs = {v: next(iter(ks)) for v, ks in readers.items() if len(ks) == 1}
+        for v, k in self.own_inputs.items():
+            m = _NUMBERED.fullmatch(v)
+            if m:
+                base = self.bases.setdefault(k, {})
+                base[m.group(1)] = min(base.get(m.group(1), int(m.group(2))), int(m.group(2)))
 
     def _index(self) -> None:
         self.prints: dict[int, tuple] = {}
+        self._entries: dict[int, dict[str, int]] = {}
         layer = self.layer
         self.producer: dict[str, tuple[int, int]] = {}
         for i, outs in enumerate(self.outs):
@@ -196,8 +252,15 @@ class _Graph:
         for i, v, _ in self.cross:
             self.foreign.setdefault(v, set()).add(layer[i])
 
-    def _weight_key(self, name: str, k: int) -> str:
-        """``name`` with each ``k`` written between dots or slashes (``layers.5.mlp``) as ``#``."""
+    def _weight_key(self, name: str, k: int) -> str | tuple:
+        """``name`` with each ``k`` written between dots or slashes (``layers.5.mlp``) as ``#``;
+        for layers found by repetition, a name ending in a number N read by layer k alone
+        (``primals_19``) is (its prefix, N minus layer k's smallest N for that prefix)."""
+        if self.by_repetition:
+            m = _NUMBERED.fullmatch(name)
+            if m and self.own_inputs.get(name) == k:
+                return (m.group(1), int(m.group(2)) - self.bases[k][m.group(1)])
+            return name
         text = str(k)
         if text not in name:
             return name
@@ -223,12 +286,42 @@ class _Graph:
         owner = self.layer[i]
         if owner == k:
             return ("L", self.local[i], pos)
+        if self.by_repetition:
+            if owner is None or owner == k - 1:
+                entry = self.entries(k).get(value)
+                if entry is not None:
+                    return ("P", entry)
+            return ("X", value)
         if owner == k - 1:
             readers = self.foreign.get(value)
             if not readers or (len(readers) == 1 and k in readers):
                 # counted from the end: the first layer may have extra nodes in front
                 return ("P", self.local[i] - len(self.members[owner]), pos)
         return ("X", value)
+
+    def entries(self, k: int) -> dict[str, int]:
+        """For layers found by repetition: the values layer k alone reads from the layer before
+        it or from a node of no layer (what went in before the first layer), numbered in the
+        order layer k first reads them. Layer 0 reads the embedding's output where layer 1 reads
+        layer 0's: both are ``("P", number)``, so a run can start at layer 0."""
+        found = self._entries.get(k)
+        if found is None:
+            found = self._entries[k] = {}
+            layer, get = self.layer, self.producer.get
+            for i in self.members.get(k, ()):
+                for v in self.ins[i]:
+                    p = get(v) if v else None
+                    if p is None or v in found or layer[p[0]] not in (None, k - 1):
+                        continue
+                    if self.foreign.get(v) == {k}:
+                        found[v] = len(found)
+        return found
+
+    def fed_from_outside(self) -> set[int]:
+        """Layers found by repetition that read a value of no layer as an entry (only the first
+        layer of a run may: the boundary test compares the entries of the first two layers)."""
+        layer, producer = self.layer, self.producer
+        return {k for k in self.members if any(layer[producer[v][0]] is None for v in self.entries(k))}
 
     def fingerprint(self, k: int) -> tuple:
         """Layer k's structure: per node op type, domain, attributes, where each input comes
@@ -297,30 +390,56 @@ class _Graph:
         return out
 
 
-def _side(g: _Graph, digest: bool) -> tuple[list[int], dict[int, object], set[int]]:
+def _side(g: _Graph, digest: bool) -> tuple:
     """What the run search needs of one graph: its layers, each layer's fingerprint (or a
-    128-bit digest of it, to send to another process), and the layers a graph output comes out
-    of (a run ending there keeps its names)."""
+    128-bit digest of it, to send to another process), the layers a graph output comes out
+    of (a run ending there keeps its names), the layers a value of which is read beyond the next
+    layer (only the last layer of a run may be one: the others are removed), and each layer's
+    :attr:`_Graph.bases` (weights named by position)."""
     layers = sorted(g.members)
     if digest:
         prints = {k: hashlib.blake2b(repr(g.fingerprint(k)).encode(), digest_size=16).digest() for k in layers}
     else:
         prints = {k: g.fingerprint(k) for k in layers}
     out_layers = {g.layer[g.producer[o][0]] for o in g.graph_outputs if o in g.producer}
-    return layers, prints, out_layers
+    layer = g.layer
+    leaky = {layer[j] for i, _, (j, _) in g.cross if layer[j] is not None and layer[i] != layer[j] + 1}
+    fed = g.fed_from_outside() if g.by_repetition else set()
+    return layers, prints, out_layers, leaky | out_layers, g.bases, fed
 
 
-def _runs(sides: Sequence[tuple[list[int], dict[int, object], set[int]]]) -> list[tuple[int, int]]:
+def _shifts(side: tuple, k: int) -> tuple:
+    """How far each input-name prefix's base moves from layer k-1 to layer k in one graph."""
+    bases = side[4]
+    now, before = bases.get(k, {}), bases.get(k - 1, {})
+    return tuple(sorted((p, n - before[p] if p in before else None) for p, n in now.items()))
+
+
+def _runs(sides: Sequence[tuple]) -> list[tuple[int, int]]:
     """Runs ``(first, last)`` of at least 2 consecutive layers equal in every graph (one
     :func:`_side` per distinct graph), but those a graph output comes out of; back to front,
-    the order they are collapsed in (so layer indices stay valid)."""
+    the order they are collapsed in (so layer indices stay valid).
+
+    A layer joins the run of the layer before it when its fingerprints equal the run's first
+    layer's in every graph, that layer is not read beyond its next layer (it would be removed),
+    and each weight-name prefix's base moves by the same amount from the layer before in every
+    graph (weights named by position: the collapsed check pairs names, see the module doc)."""
     layers = sides[0][0]
     if any(s[0] != layers for s in sides):
         return []
     prints = [tuple(s[1][k] for s in sides) for k in layers]
+    leaky = set().union(*(s[3] for s in sides))
+    fed = set().union(*(s[5] for s in sides))
     found, start = [], 0
     for j in range(1, len(layers) + 1):
-        if j == len(layers) or prints[j] != prints[start] or layers[j] != layers[j - 1] + 1:
+        if (
+            j == len(layers)
+            or prints[j] != prints[start]
+            or layers[j] != layers[j - 1] + 1
+            or (j - 1 > start and layers[j - 1] in leaky)
+            or layers[j] in fed
+            or len({_shifts(s, layers[j]) for s in sides}) > 1
+        ):
             if j - start >= 2:  # keep the first layer of the run, remove the others
                 found.append((layers[start], layers[j - 1]))
             start = j
@@ -335,7 +454,10 @@ def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
     """
     rename = {v: g.value_at(first, slot) for v, slot in g.outputs_read_from(last)}
     boundary = []
-    for i in g.members[first + 1]:
+    if g.by_repetition:
+        before = {j: v for v, j in g.entries(first).items()}
+        boundary = [(v, before[j]) for v, j in g.entries(first + 1).items() if j in before]
+    for i in g.members[first + 1] if not g.by_repetition else ():
         for v in g.ins[i]:
             key = g.input_key(v, first + 1)
             if key[0] == "P":
@@ -379,6 +501,9 @@ def collapse_layers(
     for i, model in enumerate(models):
         graphs.append(graphs[same[i]] if same is not None and same[i] != i else _Graph(model, relations))
     unique = list({id(g): g for g in graphs}.values())
+    anchor = choose_anchor(unique[0].repeat, [g.repeat for g in unique[1:]])
+    for g in unique:
+        g.number_layers(anchor)
     runs = []
     for first, last in _runs([_side(g, digest=False) for g in unique]):
         boundary = {id(g): _collapse_graph(g, first, last) for g in unique}
@@ -445,6 +570,8 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
             os.close(parent_writes)
             os.close(parent_reads)
             g = _Graph(ranks[0], relations)
+            _send(child_writes, g.repeat)
+            g.number_layers(_receive(child_reads))
             _send(child_writes, _side(g, digest=True))
             runs = _receive(child_reads)
             boundary = [_collapse_graph(g, first, last) for first, last in runs]
@@ -462,6 +589,9 @@ def _collapse_beside(seq, ranks, relations, same, proofs: WireProofs | None) -> 
         proofs.adopt(pid)  # the child goes on with the proofs: they wait for it
     try:
         g = _Graph(seq, relations)
+        anchor = choose_anchor(g.repeat, [_receive(parent_reads)])
+        _send(parent_writes, anchor)
+        g.number_layers(anchor)
         mine = _side(g, digest=True)
         theirs = _receive(parent_reads)
         runs = _runs([mine, theirs])
@@ -515,16 +645,26 @@ def boundary_is_fixpoint(collapse: Collapse, holds: Mapping[str, set], pieces: M
     Returns:
         True when, for every value that layer ``first+1`` would read from layer ``first``, the
         relations equal those of the value layer ``first`` read from layer ``first-1`` at the
-        same slot, with every rank's piece at that slot too.
+        same slot, with every rank's piece at that slot too; and every value a rank's layer
+        ``first+1`` reads from layer ``first`` that is a piece of some seq value is such a
+        piece (a rank whose layers were cut at another phase reads values no seq slot
+        accounts for; values with no relation at all, after a bug, are left to the check).
     """
+    related = {(r, v) for (_, r, _), values in pieces.items() for v in values}
     for run in collapse.runs:
         rank_next = [{prev: v for v, prev in pairs} for pairs in run.boundary[1:]]
+        matched: list[set] = [set() for _ in rank_next]
         for w, u in run.boundary[0]:
             if holds.get(u, set()) != holds.get(w, set()):
                 return False
             for lay in holds.get(u, set()):
                 for r, nxt in enumerate(rank_next):
                     have = pieces.get((w, r, lay), set())
-                    if not any(nxt.get(pu) in have for pu in pieces.get((u, r, lay), set())):
+                    found = [pu for pu in pieces.get((u, r, lay), set()) if nxt.get(pu) in have]
+                    if not found:
                         return False
+                    matched[r].update(found)
+        for r, (nxt, seen) in enumerate(zip(rank_next, matched)):
+            if any(v not in seen and (r, v) in related for v in nxt):
+                return False  # a rank's layer reads a related value no seq boundary slot explains
     return True
