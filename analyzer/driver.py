@@ -239,13 +239,11 @@ def load_graph(
     groups: Mapping | None = None,
     known: _KnownGraphs | None = None,
     proofs: WireProofs | None = None,
-    imported: onnx.ModelProto | None = None,
 ) -> onnx.ModelProto:
     """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
     (the sequential one as a single process: its collectives are identities). ``known``
     records it (an ONNX graph stored like a known one is not checked again); ``proofs`` takes
-    its string and shape checks (:func:`analyzer.facts.load_model_file`); ``imported`` is the
-    dump already imported with :func:`_fx_options` (:mod:`analyzer.fx.beside`).
+    its string and shape checks (:func:`analyzer.facts.load_model_file`).
 
     Raises:
         InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.fx.import_fx`.
@@ -254,12 +252,11 @@ def load_graph(
         from analyzer.fx import import_fx
 
         p = Path(path)
-        if imported is not None:
-            model = imported
-        elif not p.is_file():
+        if not p.is_file():
             raise InputError(f"{p}: no such file")
-        else:
-            model = import_fx(p, **_fx_options(sequential, outputs, constants, groups))
+        model = import_fx(
+            p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
+        )
         if known is not None:
             known.add(None, model)
         return model
@@ -270,25 +267,6 @@ def load_graph(
     if known is not None:
         known.add(loaded)
     return _select_outputs(str(path), loaded.model, outputs)
-
-
-def _fx_options(sequential: bool, outputs, constants, groups) -> dict:
-    """The :func:`analyzer.fx.import_fx` options of a dump loaded by :func:`load_graph`."""
-    return {"world_size": 1 if sequential else None, "constants": constants, "outputs": outputs, "group_sizes": groups}
-
-
-def _rank_dumps_beside(rank_paths: Sequence[str | Path], extra: Mapping) -> tuple[int, object | None]:
-    """Start importing the last half of the rank dumps in a forked child
-    (:mod:`analyzer.fx.beside`) when they are all torch.fx dumps; returns the index of the
-    first rank the child imports and its handle (None: no child)."""
-    first = len(rank_paths) - (len(rank_paths) + 1) // 2
-    tail = [str(p) for p in rank_paths[first:]]
-    if not tail or not all(p.endswith(".py") for p in tail):
-        return first, None
-    from analyzer.fx.beside import FxImportsBeside  # the fx package is imported for dumps only
-
-    options = _fx_options(False, extra.get("outputs"), extra.get("constants"), extra.get("groups"))
-    return first, FxImportsBeside.start(tail, options)
 
 
 def load_inputs(
@@ -332,29 +310,18 @@ def load_inputs(
             )
         pipeline = spec.pipeline_stages
     known = _KnownGraphs()
-    plain = pipeline is None or pipeline == 1
-    first, beside = _rank_dumps_beside(rank_paths, extra) if plain else (0, None)
     try:
         seq = load_graph(seq_path, sequential=True, known=known, proofs=proofs, **extra)
-        if not plain:
+        if pipeline is not None and pipeline != 1:
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
         else:
-            ranks = [
-                load_graph(
-                    p, sequential=False, known=known, proofs=proofs, **extra,
-                    imported=beside.model(i - first) if beside is not None and i >= first else None,
-                )
-                for i, p in enumerate(rank_paths)
-            ]
+            ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
         inp.proofs = proofs
     except Exception:
         if proofs is not None:
             proofs.settle()  # a malformed file is the error, as when each file is checked as it loads
         raise
-    finally:
-        if beside is not None:
-            beside.close()
     return inp
 
 
