@@ -17,8 +17,6 @@ import onnx
 
 from analyzer import symmetry
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
-from analyzer.dl import normalize as dl_normalize
-from analyzer.engines import clingo_engine as clingo_translation
 from analyzer.engines import get_engine
 from analyzer.engines.relevance import kept_on_facts
 from analyzer.errors import InputError
@@ -523,7 +521,8 @@ def _same(inp: CheckInput) -> list[int] | None:
 
 # part of the cache key: change it when what is pickled changes
 _CACHE_FORMAT = b"program + engine preparations, rules stored apart, 7"
-_TRANSLATOR_SOURCES = (clingo_translation.__file__, dl_normalize.__file__)
+# clingo's translation (pickled with the program) is made by these modules (not imported here)
+_TRANSLATOR_SOURCES = tuple(Path(__file__).parent / m for m in ("engines/clingo_engine.py", "dl/normalize.py"))
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 
 
@@ -574,8 +573,8 @@ def _load_program_cached(paths: Sequence[Path]):
     h = hashlib.blake2b(digest_size=16)
     h.update(_CACHE_FORMAT)
     h.update(Path(symmetry.__file__).read_bytes())  # its rank probes are rules of the cached program
-    for translator in _TRANSLATOR_SOURCES:  # clingo's translation is pickled with the program
-        h.update(Path(translator).read_bytes())
+    for translator in _TRANSLATOR_SOURCES:
+        h.update(translator.read_bytes())
     for p in paths:
         h.update(str(Path(p).resolve()).encode())
         h.update(Path(p).read_bytes())

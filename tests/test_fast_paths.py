@@ -173,6 +173,29 @@ def test_program_cache_carries_the_clingo_translation(tmp_path, monkeypatch):
     assert again == first
 
 
+def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypatch):
+    """The pickled program carries clingo's translation: a changed translator must not reuse it."""
+    import analyzer.dl.normalize
+    import analyzer.engines.clingo_engine
+    from analyzer import driver
+    from analyzer.rulebook import rule_files, schema_files
+
+    real = {p.resolve() for p in driver._TRANSLATOR_SOURCES}
+    modules = (analyzer.engines.clingo_engine, analyzer.dl.normalize)
+    assert real == {Path(m.__file__).resolve() for m in modules}
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
+    translator = tmp_path / "translator.py"
+    translator.write_text("version 1\n")
+    monkeypatch.setattr(driver, "_TRANSLATOR_SOURCES", (translator,))
+    paths = [*schema_files(), *rule_files([])]
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    driver._load_program_cached(paths)
+    translator.write_text("version 2\n")
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    driver._load_program_cached(paths)
+    assert len(list((tmp_path / "cache").glob("program-*.pickle"))) == 2
+
+
 def test_engine_classes_are_read_lazily_by_name():
     assert list(ENGINES) == ["clingo", "souffle", "pydatalog"]
     assert ENGINES["clingo"] is ClingoEngine
