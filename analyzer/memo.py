@@ -42,7 +42,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import onnx
 
@@ -390,12 +390,31 @@ class _Graph:
         return out
 
 
-def _side(g: _Graph, digest: bool) -> tuple:
-    """What the run search needs of one graph: its layers, each layer's fingerprint (or a
-    128-bit digest of it, to send to another process), the layers a graph output comes out
-    of (a run ending there keeps its names), the layers a value of which is read beyond the next
-    layer (only the last layer of a run may be one: the others are removed), and each layer's
-    :attr:`_Graph.bases` (weights named by position)."""
+class _Side(NamedTuple):
+    """What the run search needs of one graph (pickled to the other process on the forked path).
+
+    Attributes:
+        layers: its layer numbers, ascending.
+        prints: layer -> fingerprint (or a 128-bit digest of it).
+        out_layers: layers a graph output comes out of (a run ending there keeps its names).
+        leaky: layers a value of which is read beyond the next layer, and ``out_layers`` (only
+            the last layer of a run may be one: the others are removed).
+        bases: layer -> input-name prefix -> smallest N (:attr:`_Graph.bases`, weights named by
+            position).
+        fed: layers found by repetition that read a value of no layer (only the first layer of
+            a run may).
+    """
+
+    layers: list[int]
+    prints: dict[int, object]
+    out_layers: set[int]
+    leaky: set[int]
+    bases: dict[int, dict[str, int]]
+    fed: set[int]
+
+
+def _side(g: _Graph, digest: bool) -> _Side:
+    """The :class:`_Side` of ``g``; fingerprints as digests when they go to another process."""
     layers = sorted(g.members)
     if digest:
         prints = {k: hashlib.blake2b(repr(g.fingerprint(k)).encode(), digest_size=16).digest() for k in layers}
@@ -405,17 +424,16 @@ def _side(g: _Graph, digest: bool) -> tuple:
     layer = g.layer
     leaky = {layer[j] for i, _, (j, _) in g.cross if layer[j] is not None and layer[i] != layer[j] + 1}
     fed = g.fed_from_outside() if g.by_repetition else set()
-    return layers, prints, out_layers, leaky | out_layers, g.bases, fed
+    return _Side(layers, prints, out_layers, leaky | out_layers, g.bases, fed)
 
 
-def _shifts(side: tuple, k: int) -> tuple:
+def _shifts(side: _Side, k: int) -> tuple:
     """How far each input-name prefix's base moves from layer k-1 to layer k in one graph."""
-    bases = side[4]
-    now, before = bases.get(k, {}), bases.get(k - 1, {})
+    now, before = side.bases.get(k, {}), side.bases.get(k - 1, {})
     return tuple(sorted((p, n - before[p] if p in before else None) for p, n in now.items()))
 
 
-def _runs(sides: Sequence[tuple]) -> list[tuple[int, int]]:
+def _runs(sides: Sequence[_Side]) -> list[tuple[int, int]]:
     """Runs ``(first, last)`` of at least 2 consecutive layers equal in every graph (one
     :func:`_side` per distinct graph), but those a graph output comes out of; back to front,
     the order they are collapsed in (so layer indices stay valid).
@@ -424,12 +442,12 @@ def _runs(sides: Sequence[tuple]) -> list[tuple[int, int]]:
     layer's in every graph, that layer is not read beyond its next layer (it would be removed),
     and each weight-name prefix's base moves by the same amount from the layer before in every
     graph (weights named by position: the collapsed check pairs names, see the module doc)."""
-    layers = sides[0][0]
-    if any(s[0] != layers for s in sides):
+    layers = sides[0].layers
+    if any(s.layers != layers for s in sides):
         return []
-    prints = [tuple(s[1][k] for s in sides) for k in layers]
-    leaky = set().union(*(s[3] for s in sides))
-    fed = set().union(*(s[5] for s in sides))
+    prints = [tuple(s.prints[k] for s in sides) for k in layers]
+    leaky = set().union(*(s.leaky for s in sides))
+    fed = set().union(*(s.fed for s in sides))
     found, start = [], 0
     for j in range(1, len(layers) + 1):
         if (
@@ -443,7 +461,7 @@ def _runs(sides: Sequence[tuple]) -> list[tuple[int, int]]:
             if j - start >= 2:  # keep the first layer of the run, remove the others
                 found.append((layers[start], layers[j - 1]))
             start = j
-    return [(a, b) for a, b in reversed(found) if not any(b in s[2] for s in sides)]
+    return [(a, b) for a, b in reversed(found) if not any(b in s.out_layers for s in sides)]
 
 
 def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
@@ -453,17 +471,18 @@ def _collapse_graph(g: _Graph, first: int, last: int) -> list[tuple[str, str]]:
     value of layer `first-1` at the matching slot read by layer `first`).
     """
     rename = {v: g.value_at(first, slot) for v, slot in g.outputs_read_from(last)}
-    boundary = []
-    if g.by_repetition:
+    if g.by_repetition:  # entries matched by the order they are first read
         before = {j: v for v, j in g.entries(first).items()}
         boundary = [(v, before[j]) for v, j in g.entries(first + 1).items() if j in before]
-    for i in g.members[first + 1] if not g.by_repetition else ():
-        for v in g.ins[i]:
-            key = g.input_key(v, first + 1)
-            if key[0] == "P":
-                prev = g.value_at(first - 1, key[1:]) if first - 1 in g.members else None
-                if prev is not None:
-                    boundary.append((v, prev))
+    else:
+        boundary = []
+        for i in g.members[first + 1]:
+            for v in g.ins[i]:
+                key = g.input_key(v, first + 1)
+                if key[0] == "P":
+                    prev = g.value_at(first - 1, key[1:]) if first - 1 in g.members else None
+                    if prev is not None:
+                        boundary.append((v, prev))
     drop = {i for k in range(first + 1, last + 1) for i in g.members[k]}
     g.keep([i for i in range(len(g.ins)) if i not in drop], rename)
     return sorted(set(boundary))

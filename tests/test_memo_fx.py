@@ -83,16 +83,16 @@ def test_no_anchor_when_a_graph_has_no_repeat_or_no_common_signature():
 
 def test_runs_need_equal_weight_base_shifts_in_every_graph():
     prints = {0: "L", 1: "L", 2: "L"}
-    seq = ([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 5}, 2: {"w_": 9}}, set())
-    same = ([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 5}, 2: {"w_": 9}}, set())
-    swapped = ([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 9}, 2: {"w_": 5}}, set())
+    seq = memo._Side([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 5}, 2: {"w_": 9}}, set())
+    same = memo._Side([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 5}, 2: {"w_": 9}}, set())
+    swapped = memo._Side([0, 1, 2], prints, set(), set(), {0: {"w_": 1}, 1: {"w_": 9}, 2: {"w_": 5}}, set())
     assert memo._runs([seq, same]) == [(0, 2)]
     assert memo._runs([seq, swapped]) == []
 
 
 def test_a_middle_layer_read_beyond_the_next_one_ends_the_run():
     prints = {k: "L" for k in range(5)}
-    side = ([0, 1, 2, 3, 4], prints, set(), {2}, {}, set())
+    side = memo._Side([0, 1, 2, 3, 4], prints, set(), {2}, {}, set())
     assert memo._runs([side]) == [(3, 4), (0, 2)]
 
 
