@@ -519,6 +519,8 @@ def collapse_layers(
     graphs: list[_Graph] = []
     for i, model in enumerate(models):
         graphs.append(graphs[same[i]] if same is not None and same[i] != i else _Graph(model, relations))
+        if i == 0 and graphs[0].repeat is None and all(k is None for k in graphs[0].layer):
+            return None  # a sequential graph without layers has no run to collapse: skip the ranks
     unique = list({id(g): g for g in graphs}.values())
     anchor = choose_anchor(unique[0].repeat, [g.repeat for g in unique[1:]])
     for g in unique:
