@@ -388,7 +388,7 @@ def test_dp_allreduce_in_the_program_carries_the_tp_layout(tmp_path, tp_form, re
     assert [o.relation for o in result.verdict_.outputs] == [relation]
     assert result.numeric["y"] < 1e-5
     tp0 = result.mesh.checks[0].result
-    assert tp0.derivation.derived["OtherAxisCommutes"] == [("dp", 0, *through)]
+    assert tp0.derivation.derived["OtherAxisCommutes"] == [("dp", 0, 0, *through)]
     for sub in [c.result for c in result.mesh.checks if not c.reused]:
         checked, refuted = confirm_relations(sub.inputs, sub.derivation.derived, sub.derivation.decls)
         assert checked >= 4 and refuted == []
@@ -416,6 +416,47 @@ def test_dp_allreduce_carrying_different_layouts_per_tp_group_is_refused(tmp_pat
     (d,) = result.verdict_.discrepancies
     assert d.kind == "collective" and "collective #0 over dp carries Partial(sum) in tp group 0" in d.message
     assert result.verdict_.outputs[0].relation is None
+    assert result.numeric["y"] > 1e-2
+
+
+def _two_sums_model(x_shape, w, nodes, width, msft=False) -> onnx.ModelProto:
+    model = _sum_model(x_shape, w, nodes, width, msft)
+    del model.graph.output[:]
+    model.graph.output.extend([helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, width]) for y in ("y", "y2")])
+    return model
+
+
+def test_dp_allreduces_issued_in_another_order_per_tp_group_are_refused(tmp_path):
+    """The replica all-reduces s (its #0 over dp) and -s (#1). Tp group 0 issues them in that
+    order, group 1 the other way round: each group's check proves both outputs on its own (the
+    rank call is found by the value it reads), but NCCL pairs group 0's s with group 1's -s. The
+    mesh check refuses it, because the dp call #0 carries the replica's #0 in one group and its #1
+    in the other (docs/mesh.md, soundness); the mesh witness confirms the program is wrong."""
+    body = [helper.make_node("MatMul", ["x", "w"], ["p"]), helper.make_node("ReduceSum", ["p", "axes"], ["s"]),
+            helper.make_node("Neg", ["s"], ["n"])]
+    seq = _two_sums_model([X_ROWS, 4], W, [helper.make_node("MatMul", ["x", "w"], ["p"]),
+                                          helper.make_node("ReduceSum", ["p", "axes"], ["y"]),
+                                          helper.make_node("Neg", ["y"], ["y2"])], 4)
+    onnx.save(seq, str(tmp_path / "seq.onnx"))
+    calls = [_all_reduce("s", "y", "dp"), _all_reduce("n", "y2", "dp")]
+    onnx.save(_two_sums_model([X_ROWS // 2, 4], W, [*body, *calls], 4, msft=True), str(tmp_path / "replica.onnx"))
+    ranks = []
+    for r in range(4):
+        i, t = divmod(r, 2)
+        nodes = [*body, *(calls if i == 0 else calls[::-1])]
+        path = tmp_path / f"rank{r}.onnx"
+        onnx.save(_two_sums_model([X_ROWS // 2, 4], W[:, 2 * t : 2 * t + 2], nodes, 2, msft=True), str(path))
+        ranks.append(path)
+    spec = tmp_path / "mesh.yaml"
+    spec.write_text("mesh: {dp: 2, tp: 2}\nreplica_seq: replica.onnx\nrelations:\n  x: {dp: {shard: 0}}\n")
+    result = check(tmp_path / "seq.onnx", ranks, relations=spec, numeric=True)
+    assert [c.result.verdict for c in result.mesh.checks] == ["verified", "verified", "verified"]
+    group1 = result.mesh.checks[1].result.derivation.derived["OtherAxisCommutes"]
+    assert sorted(row[:3] for row in group1) == [("dp", 0, 1), ("dp", 1, 0)]
+    assert result.verdict == "discrepancy"
+    (d,) = result.verdict_.discrepancies
+    assert "collective #0 over dp carries Shard(1) in tp group 0 (ranks 0..1)" in d.message
+    assert "but Shard(1) of the replica's #1 in tp group 1 (ranks 2..3)" in d.message
     assert result.numeric["y"] > 1e-2
 
 
@@ -547,19 +588,26 @@ def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
 
 def test_tp_dp_training_step_with_one_gradient_not_reduced_over_dp_is_flagged():
     """down_proj's gradient left out of the dp all-reduce: the replica's all-reduce of that
-    gradient is the first discrepancy (hint grad-not-reduced) and its update has no relation,
-    while the updates before it are still proved. The missing call shifts the issue order of
-    the later dp all-reduces, so the pairing of a later one (lm_head's) is refused too, with
-    the hint collective-order (a false alarm in a program that is wrong anyway: see docs/mesh.md)."""
+    gradient is the one discrepancy (hint grad-not-reduced) and its update has no relation. The
+    missing call (the replica's #16) shifts the issue order of the later dp all-reduces (the
+    replica's #17..#21, lm_head's gradient and the loss among them, are the ranks' #16..#20),
+    but the ranks' calls pair among themselves by that order, so lm_head's update is right: the
+    rank call is found by the value it reads, and the update is still proved (docs/mesh.md)."""
     case, result = _train_case("llama_tp2_dp2_sgd_bug_missing_dp_grad_allreduce")
     assert case["expected"] == result.verdict == "discrepancy"
     assert case["bug_module"] == "model.layers.1.mlp.down_proj"
-    first, *rest = result.verdict_.discrepancies
+    (first,) = result.verdict_.discrepancies
     assert first.op_type == "com.microsoft::AllReduce" and first.graph == "seq"
+    assert first.scope == "model.layers.1.mlp.down_proj"
     assert "grad-not-reduced" in first.hint_ids and "no-rule" not in first.hint_ids
-    assert [d.hint_ids for d in rest] == [["collective-order"]]
+    tp_check = next(c.result for c in result.mesh.checks if c.axis == "tp")
+    shifted = [(k2, k) for _, k2, k, *_ in tp_check.derivation.derived["OtherAxisCommutes"] if k2 != k]
+    assert shifted == [(k - 1, k) for k in range(17, 22)]  # the replica's #16 has no rank call
+    assert not [row for row in tp_check.derivation.derived["OtherAxisCommutes"] if row[2] == 16]
     rel = {o.name: o.relation for o in result.verdict_.outputs}
     assert rel["updated.model.layers.1.mlp.down_proj.weight"] is None
     assert rel["updated.model.layers.1.mlp.up_proj.weight"] == "dp: Replicate, tp: Shard(0)"
     assert result.numeric["updated.model.layers.1.mlp.down_proj.weight"] > 1e-2
     assert result.numeric["updated.model.layers.1.mlp.up_proj.weight"] < 1e-4
+    assert rel["updated.lm_head.weight"] == "dp: Replicate, tp: Shard(0)"
+    assert result.numeric["updated.lm_head.weight"] < 1e-4
