@@ -154,7 +154,13 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     tried: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RuleTried"):
         tried[row["n"]].append(row["file"])
-    no_rule = sorted({f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}" for r in ix.rows("NoRule")})
+    no_rule = sorted(  # not where a more specific hint superseded "no-rule" (e.g. grad-not-reduced)
+        {
+            f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}"
+            for r in ix.rows("NoRule")
+            if "no-rule" in hint_ids.get(("seq", r["n"]), ())
+        }
+    )
 
     def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
         file, line, code = source.get((g, node), ("", 0, ""))

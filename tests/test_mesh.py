@@ -531,6 +531,7 @@ def test_tp_dp_training_step_with_gradients_reduced_over_tp_is_flagged():
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "com.microsoft::AllReduce" and first.graph == "seq"
     assert "collective-axis-differs" in first.hint_ids and "no-rule" not in first.hint_ids
+    assert result.verdict_.no_rule_ops == []
     assert [c.result.verdict for c in result.mesh.checks] == ["discrepancy", "discrepancy", "verified"]
     assert all(o.relation is None for o in result.verdict_.outputs if o.name.startswith("updated."))
     assert min(v for k, v in result.numeric.items() if k.startswith("updated.")) > 1e-2
@@ -600,6 +601,7 @@ def test_tp_dp_training_step_with_one_gradient_not_reduced_over_dp_is_flagged():
     assert first.op_type == "com.microsoft::AllReduce" and first.graph == "seq"
     assert first.scope == "model.layers.1.mlp.down_proj"
     assert "grad-not-reduced" in first.hint_ids and "no-rule" not in first.hint_ids
+    assert result.verdict_.no_rule_ops == []  # AllReduce has its rules: no "ops with no transfer rule" line
     tp_check = next(c.result for c in result.mesh.checks if c.axis == "tp")
     shifted = [(k2, k) for _, k2, k, *_ in tp_check.derivation.derived["OtherAxisCommutes"] if k2 != k]
     assert shifted == [(k - 1, k) for k in range(17, 22)]  # the replica's #16 has no rank call
