@@ -16,6 +16,7 @@ from pathlib import Path
 import onnx
 
 from analyzer import symmetry
+from analyzer.cache import cache_dir, digest, store
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
 from analyzer.engines import get_engine
 from analyzer.engines.relevance import kept_on_facts
@@ -520,9 +521,12 @@ def _same(inp: CheckInput) -> list[int] | None:
 
 
 # part of the cache key: change it when what is pickled changes
-_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 7"
-# clingo's translation (pickled with the program) is made by these modules (not imported here)
-_TRANSLATOR_SOURCES = tuple(Path(__file__).parent / m for m in ("engines/clingo_engine.py", "dl/normalize.py"))
+_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 8"
+# clingo's translation and the rule shapes (pickled with the program) are made by these modules
+# (not imported here)
+_TRANSLATOR_SOURCES = tuple(
+    Path(__file__).parent / m for m in ("engines/clingo_engine.py", "dl/normalize.py", "engines/relevance.py")
+)
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 
 
@@ -560,51 +564,38 @@ class _StoredRules(Sequence):
 
 
 def _load_program_cached(paths: Sequence[Path]):
-    """``load_program`` with a pickle cache keyed by the files' paths and contents (parsing and
-    checking the library takes about a second; the cache makes it milliseconds). The cache
-    lives in ``$SHARDLOG_CACHE`` or ``~/.cache/shardlog``; any problem with it falls back to
-    parsing. Within one process the same files give the same (unchanged) program object, so
-    what an engine derives from a program (clingo's translation) is reused."""
+    """``load_program`` with a pickle cache (:mod:`analyzer.cache`) keyed by the files' paths and
+    contents (parsing and checking the library takes about a second; the cache makes it
+    milliseconds); any problem with it falls back to parsing. Within one process the same files
+    give the same (unchanged) program object, so what an engine derives from a program (clingo's
+    translation) is reused."""
     import copy
-    import hashlib
-    import os
     import pickle
 
-    h = hashlib.blake2b(digest_size=16)
-    h.update(_CACHE_FORMAT)
-    h.update(Path(symmetry.__file__).read_bytes())  # its rank probes are rules of the cached program
-    for translator in _TRANSLATOR_SOURCES:
-        h.update(translator.read_bytes())
+    parts = [_CACHE_FORMAT, Path(symmetry.__file__).read_bytes()]  # its rank probes are rules of the program
+    parts += [source.read_bytes() for source in _TRANSLATOR_SOURCES]
     for p in paths:
-        h.update(str(Path(p).resolve()).encode())
-        h.update(Path(p).read_bytes())
-    root = Path(os.environ.get("SHARDLOG_CACHE", Path.home() / ".cache" / "shardlog"))
-    cached = root / f"program-{h.hexdigest()}.pickle"
-    if h.hexdigest() in _PROGRAMS:  # the same files as a check before in this process
-        return _PROGRAMS[h.hexdigest()]
+        parts += [str(Path(p).resolve()).encode(), Path(p).read_bytes()]
+    key = digest(parts)
+    if key in _PROGRAMS:  # the same files as a check before in this process
+        return _PROGRAMS[key]
+    cached = cache_dir() / f"program-{key}.pickle"
     try:
         with cached.open("rb") as fh:
-            program = _PROGRAMS[h.hexdigest()] = pickle.load(fh)
+            program = _PROGRAMS[key] = pickle.load(fh)
             return program
     except Exception:  # missing, stale format or unreadable: parse again
         pass
     from analyzer.dl import load_program
 
-    program = _PROGRAMS[h.hexdigest()] = load_program(paths)
+    program = _PROGRAMS[key] = load_program(paths)
     from analyzer.engines import DEFAULT_ENGINE, ENGINES
 
     with_rank_probes(program)  # before the translation: the probes are rules of the program
     ENGINES[DEFAULT_ENGINE].prepare(program)  # clingo's translation, pickled with the program
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        stored = copy.copy(program)
-        stored.rules = _StoredRules(pickle.dumps(program.rules, pickle.HIGHEST_PROTOCOL), len(program.rules))
-        with tmp.open("wb") as fh:
-            pickle.dump(stored, fh, pickle.HIGHEST_PROTOCOL)
-        tmp.replace(cached)
-    except OSError:
-        pass
+    stored = copy.copy(program)
+    stored.rules = _StoredRules(pickle.dumps(program.rules, pickle.HIGHEST_PROTOCOL), len(program.rules))
+    store(cached, stored)
     return program
 
 

@@ -174,14 +174,16 @@ def test_program_cache_carries_the_clingo_translation(tmp_path, monkeypatch):
 
 
 def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypatch):
-    """The pickled program carries clingo's translation: a changed translator must not reuse it."""
+    """The pickled program carries clingo's translation and the rule shapes: a changed translator
+    must not reuse it."""
     import analyzer.dl.normalize
     import analyzer.engines.clingo_engine
+    import analyzer.engines.relevance
     from analyzer import driver
     from analyzer.rulebook import rule_files, schema_files
 
     real = {p.resolve() for p in driver._TRANSLATOR_SOURCES}
-    modules = (analyzer.engines.clingo_engine, analyzer.dl.normalize)
+    modules = (analyzer.engines.clingo_engine, analyzer.dl.normalize, analyzer.engines.relevance)
     assert real == {Path(m.__file__).resolve() for m in modules}
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
     translator = tmp_path / "translator.py"
@@ -327,3 +329,47 @@ def test_rank_files_whose_graphs_differ_are_each_parsed():
     seq, ranks, _ = _args(EXAMPLES / "llama_tp2")
     inp = load_inputs(seq, ranks)
     assert inp.same_graph == [0, 1, 2] and inp.ranks[1] is not inp.ranks[0]
+
+
+def test_package_cache_rebuilds_on_a_changed_source_or_a_bad_entry(tmp_path, monkeypatch):
+    """analyzer.cache: a value is built once per content of its sources; an unreadable entry is
+    built again and replaced; a cache directory that cannot be written still gives the value."""
+    from analyzer.cache import cached
+
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "table.yaml"
+    source.write_text("a: 1\n")
+    builds = []
+
+    def build():
+        builds.append(source.read_text())
+        return {"text": source.read_text()}
+
+    assert cached("t", [source], build) == {"text": "a: 1\n"}
+    assert cached("t", [source], build) == {"text": "a: 1\n"}
+    assert builds == ["a: 1\n"]
+    source.write_text("a: 2\n")
+    assert cached("t", [source], build) == {"text": "a: 2\n"}
+    assert len(builds) == 2
+    (entry,) = [p for p in (tmp_path / "cache").glob("t-*.pickle") if p.read_bytes().find(b"a: 2") >= 0]
+    entry.write_bytes(b"not a pickle")
+    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 3
+    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 3  # replaced
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("SHARDLOG_CACHE", str(blocked / "cache"))  # under a file: cannot be made
+    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 4
+
+
+def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, monkeypatch):
+    from analyzer.fx import to_onnx
+
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
+    to_onnx.op_table.cache_clear()
+    try:
+        table = to_onnx.op_table()
+        assert len(list(tmp_path.glob("fx-ops-*.pickle"))) == 1
+        to_onnx.op_table.cache_clear()
+        assert to_onnx.op_table() == table == to_onnx._read_op_table()
+    finally:
+        to_onnx.op_table.cache_clear()
