@@ -570,12 +570,14 @@ def _load_program_cached(paths: Sequence[Path]):
     give the same (unchanged) program object, so what an engine derives from a program (clingo's
     translation) is reused."""
     import copy
+    import os
     import pickle
 
     parts = [_CACHE_FORMAT, Path(symmetry.__file__).read_bytes()]  # its rank probes are rules of the program
     parts += [source.read_bytes() for source in _TRANSLATOR_SOURCES]
-    for p in paths:
-        parts += [str(Path(p).resolve()).encode(), Path(p).read_bytes()]
+    for p in paths:  # where the rules are is part of the program (rule locations), as written: a
+        # symlinked copy is another entry, and abspath saves resolve()'s syscalls (1.5 ms here)
+        parts += [os.path.abspath(p).encode(), Path(p).read_bytes()]
     key = digest(parts)
     if key in _PROGRAMS:  # the same files as a check before in this process
         return _PROGRAMS[key]
