@@ -87,7 +87,11 @@ def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Seq
         key = (relation, col)
         if key not in cache:
             values = set(own.get(key, ()))
-            values.update(row[col] for row in rows.get(relation, ()) if len(row) > col)
+            given = rows.get(relation, ())
+            try:
+                values.update([row[col] for row in given])
+            except IndexError:  # a short row: the engine's own check names it later
+                values.update(row[col] for row in given if len(row) > col)
             decl = program.decls.get(relation)
             for copy in copies:
                 copied = copy.rows.get(relation)
