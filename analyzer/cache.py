@@ -43,23 +43,25 @@ def store(path: Path, value: object) -> None:
         pass
 
 
-def cached(name: str, sources: Iterable[Path], build: Callable[[], T]) -> T:
-    """``build()``, kept in the cache under ``name`` and the contents of ``sources``.
+def cached(name: str, key: str, build: Callable[[], T], to_store: Callable[[T], object] | None = None) -> T:
+    """``build()``, kept in the cache as ``<name>-<key>.pickle``.
 
     Args:
         name: the file name's prefix (``"fx-ops"``).
-        sources: the files ``build`` reads; a change to any of them is a new entry.
+        key: a :func:`digest` of everything ``build`` reads (a change to any of it is a new entry).
         build: makes the value (picklable).
+        to_store: what to pickle for a built value (default: the value itself), when what is
+            read back may be lighter than what was built (the rule program: its rules stored apart).
 
     Returns:
         The cached value, or a new one (then stored).
     """
-    path = cache_dir() / f"{name}-{digest(Path(p).read_bytes() for p in sources)}.pickle"
+    path = cache_dir() / f"{name}-{key}.pickle"
     try:
         with path.open("rb") as fh:
             return pickle.load(fh)
     except Exception:  # missing, from another version, or unreadable: build again
         pass
     value = build()
-    store(path, value)
+    store(path, value if to_store is None else to_store(value))
     return value

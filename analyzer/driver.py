@@ -16,7 +16,7 @@ from pathlib import Path
 import onnx
 
 from analyzer import symmetry
-from analyzer.cache import cache_dir, digest, store
+from analyzer.cache import cached, digest
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
 from analyzer.engines import get_engine
 from analyzer.engines.relevance import kept_on_facts
@@ -569,9 +569,7 @@ def _load_program_cached(paths: Sequence[Path]):
     milliseconds); any problem with it falls back to parsing. Within one process the same files
     give the same (unchanged) program object, so what an engine derives from a program (clingo's
     translation) is reused."""
-    import copy
     import os
-    import pickle
 
     parts = [_CACHE_FORMAT, Path(symmetry.__file__).read_bytes()]  # its rank probes are rules of the program
     parts += [source.read_bytes() for source in _TRANSLATOR_SOURCES]
@@ -579,26 +577,29 @@ def _load_program_cached(paths: Sequence[Path]):
         # symlinked copy is another entry, and abspath saves resolve()'s syscalls (1.5 ms here)
         parts += [os.path.abspath(p).encode(), Path(p).read_bytes()]
     key = digest(parts)
-    if key in _PROGRAMS:  # the same files as a check before in this process
-        return _PROGRAMS[key]
-    cached = cache_dir() / f"program-{key}.pickle"
-    try:
-        with cached.open("rb") as fh:
-            program = _PROGRAMS[key] = pickle.load(fh)
-            return program
-    except Exception:  # missing, stale format or unreadable: parse again
-        pass
-    from analyzer.dl import load_program
+    if key not in _PROGRAMS:  # else the same files as a check before in this process
+        _PROGRAMS[key] = cached("program", key, lambda: _parsed_program(paths), _rules_apart)
+    return _PROGRAMS[key]
 
-    program = _PROGRAMS[key] = load_program(paths)
+
+def _parsed_program(paths: Sequence[Path]):
+    from analyzer.dl import load_program
     from analyzer.engines import DEFAULT_ENGINE, ENGINES
 
+    program = load_program(paths)
     with_rank_probes(program)  # before the translation: the probes are rules of the program
     ENGINES[DEFAULT_ENGINE].prepare(program)  # clingo's translation, pickled with the program
+    return program
+
+
+def _rules_apart(program):
+    """A shallow copy of ``program`` to pickle, its rules as one blob unpickled when first read."""
+    import copy
+    import pickle
+
     stored = copy.copy(program)
     stored.rules = _StoredRules(pickle.dumps(program.rules, pickle.HIGHEST_PROTOCOL), len(program.rules))
-    store(cached, stored)
-    return program
+    return stored
 
 
 def _relation_index(deriv: Derivation) -> tuple[dict, dict]:

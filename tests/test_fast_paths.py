@@ -334,7 +334,7 @@ def test_rank_files_whose_graphs_differ_are_each_parsed():
 def test_package_cache_rebuilds_on_a_changed_source_or_a_bad_entry(tmp_path, monkeypatch):
     """analyzer.cache: a value is built once per content of its sources; an unreadable entry is
     built again and replaced; a cache directory that cannot be written still gives the value."""
-    from analyzer.cache import cached
+    from analyzer.cache import cached, digest
 
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "table.yaml"
@@ -345,20 +345,20 @@ def test_package_cache_rebuilds_on_a_changed_source_or_a_bad_entry(tmp_path, mon
         builds.append(source.read_text())
         return {"text": source.read_text()}
 
-    assert cached("t", [source], build) == {"text": "a: 1\n"}
-    assert cached("t", [source], build) == {"text": "a: 1\n"}
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 1\n"}
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 1\n"}
     assert builds == ["a: 1\n"]
     source.write_text("a: 2\n")
-    assert cached("t", [source], build) == {"text": "a: 2\n"}
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 2\n"}
     assert len(builds) == 2
     (entry,) = [p for p in (tmp_path / "cache").glob("t-*.pickle") if p.read_bytes().find(b"a: 2") >= 0]
     entry.write_bytes(b"not a pickle")
-    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 3
-    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 3  # replaced
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 2\n"} and len(builds) == 3
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 2\n"} and len(builds) == 3  # replaced
     blocked = tmp_path / "file"
     blocked.write_text("")
     monkeypatch.setenv("SHARDLOG_CACHE", str(blocked / "cache"))  # under a file: cannot be made
-    assert cached("t", [source], build) == {"text": "a: 2\n"} and len(builds) == 4
+    assert cached("t", digest([source.read_bytes()]), build) == {"text": "a: 2\n"} and len(builds) == 4
 
 
 def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, monkeypatch):

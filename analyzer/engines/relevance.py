@@ -26,7 +26,7 @@ from analyzer.dl.syntax import Aggregate, Atom, BinOp, BodyLiteral, Call, Const,
 __all__ = ["RuleShape", "body_relations", "kept_on_facts", "kept_rules", "program_shapes", "rule_shapes"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RuleShape:
     """What the analysis needs of one rule.
 
@@ -40,10 +40,6 @@ class RuleShape:
     head: str
     positive: tuple[tuple[str, tuple[tuple[int, str | int], ...]], ...]
     reads: frozenset[str]
-
-    def __reduce__(self):
-        # pickled with the program cache: rebuilt from a plain tuple, 3.5 -> 1.6 ms for the library
-        return (RuleShape, (self.head, self.positive, self.reads))
 
 
 def rule_shapes(program: Program) -> tuple[RuleShape, ...]:

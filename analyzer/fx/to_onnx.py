@@ -22,7 +22,7 @@ import onnx
 import yaml
 from onnx import helper
 
-from analyzer.cache import cached
+from analyzer.cache import cached, digest
 from analyzer.errors import InputError
 from analyzer.fx import aten, kernels
 from analyzer.fx.emit import ONNX_DTYPES, GraphBuilder, NodeCtx, bind, parse_schema
@@ -42,7 +42,7 @@ _OP_TABLE = Path(__file__).with_name("aten_ops.yaml")
 def op_table() -> dict[str, dict]:
     """The op table ``aten_ops.yaml``: fx target -> entry (``kind``, ``schema``, ...), read
     through the package cache (:mod:`analyzer.cache`; YAML with libyaml 3 ms, the pickle 0.3)."""
-    table = cached("fx-ops", [_OP_TABLE], _read_op_table)
+    table = cached("fx-ops", digest([_OP_TABLE.read_bytes()]), _read_op_table)
     for target, entry in table.items():
         if entry["kind"] not in _HANDLERS:
             raise AssertionError(f"aten_ops.yaml: {target}: unknown kind {entry['kind']!r}")
