@@ -28,6 +28,7 @@ DEFAULT_ENGINE = "clingo"
 
 _MODULES = {  # engine name -> (module, class), in order of preference
     "clingo": ("analyzer.engines.clingo_engine", "ClingoEngine"),
+    "seminaive": ("analyzer.engines.seminaive_engine", "SemiNaiveEngine"),
     "souffle": ("analyzer.engines.souffle_engine", "SouffleEngine"),
     "pydatalog": ("analyzer.engines.pydatalog_engine", "PyDatalogEngine"),
 }

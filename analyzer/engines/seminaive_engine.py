@@ -1,0 +1,681 @@
+"""An embedded engine that compiles each rule to a Python function and evaluates the program
+bottom-up, semi-naively, one strongly connected component at a time.
+
+This is the textbook evaluation of stratified Datalog (Abiteboul, Hull and Vianu,
+*Foundations of Databases*, ch. 13 and 15; Soufflé does the same, compiled to C++): the
+relations are grouped into components lowest first (:func:`analyzer.dl.strata.strata`);
+a component's rules run once over the complete lower components and, when the component is
+recursive, again for every round of new rows, each rule once per recursive body atom with
+that atom reading only the previous round's new rows (the *delta*) and the others every row
+so far; the component is complete when a round adds nothing. Negated atoms and aggregates
+read lower components only (the program is stratified), so they see complete relations.
+
+Each rule becomes Python source with one nested loop per positive atom, compiled once per
+program (:func:`_plan`; the code object is kept on the program, which the driver's program
+cache pickles, as marshal bytes):
+
+* the atoms are joined in a greedy order: the next atom is the one with the most arguments
+  already known (constants and bound variables), ties in the rule's order; every
+  comparison, assignment, negation and aggregate comes as soon as its variables are bound;
+* an atom with known arguments is read through a hash index on those columns (built the
+  first time a rule asks for it, kept up to date as a recursive component grows); an atom
+  that binds nothing new is a membership test;
+* arithmetic and functors are :mod:`analyzer.dl.functors`' (32-bit wrap-around, ``/`` and
+  ``%`` truncating toward zero; a zero divisor makes the rule instance not fire, as in
+  clingo); ``to_number`` of a non-number raises :class:`~analyzer.dl.functors.FunctorError`;
+* an aggregate ``v = op t : { body }`` collects the distinct bindings of its local variables
+  (:func:`analyzer.dl.normalize.aggregate_locals`, wildcards of its positive atoms named
+  first): ``count`` is their number, ``sum`` the wrapped sum of ``t`` over them, ``min``/``max``
+  derive nothing over no binding (Soufflé; the clingo translation guards ``#sup``/``#inf``
+  for the same result).
+
+The golden conformance suite (``tests/rules/``) and tests/test_engines.py compare it with
+clingo on every case, and tests/test_fast_paths.py on every bundled example's derived
+relations. It is the default because the GraphGuard checks are small: on Qwen2 TP-2
+(3,600 fact rows, ~3,000 derived rows) clingo spends most of its time on fixed costs
+(~12 ms to import, ~7 ms to parse the rules, ~16 ms of grounding per run on no facts,
+~3.5 us to parse each fact); see docs/benchmarks.md for the measured comparison.
+"""
+
+from __future__ import annotations
+
+import marshal
+import operator
+import sys
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from analyzer.dl import functors
+from analyzer.dl.checks import INT_MAX, INT_MIN
+from analyzer.dl.errors import DatalogError
+from analyzer.dl.normalize import aggregate_locals, lift_expressions, name_aggregate_wildcards
+from analyzer.dl.strata import strata
+from analyzer.dl.syntax import (
+    Aggregate,
+    Atom,
+    BinOp,
+    BodyLiteral,
+    Call,
+    Const,
+    Constraint,
+    Decl,
+    Negation,
+    Program,
+    Rule,
+    Term,
+    Var,
+    Wildcard,
+    body_vars,
+    term_vars,
+)
+from analyzer.engines.base import Engine, check_rows, finish_outputs
+from analyzer.engines.relevance import kept_on_facts
+
+__all__ = ["SemiNaiveEngine", "rule_source"]
+
+
+class SemiNaiveEngine(Engine):
+    """Evaluate with rules compiled to Python (embedded, no dependency; the default)."""
+
+    name = "seminaive"
+    graph_copies = False  # the driver hands every graph's facts
+    #: leave out rules that cannot change an output on the given facts (:mod:`analyzer.engines.relevance`);
+    #: off only to compare against the whole program (tests)
+    prune = True
+
+    @classmethod
+    def prepare(cls, program: Program) -> None:
+        """Compile ``program`` now and keep the code on it (see :func:`_plan`)."""
+        _plan(program)
+
+    def run(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> dict[str, list[tuple]]:
+        """Evaluate ``program`` over ``facts`` to its least model.
+
+        Args:
+            program: A checked, stratified program.
+            facts: Relation name -> tuples (the EDB).
+
+        Returns:
+            Every output relation as a sorted list of tuples.
+
+        Raises:
+            DatalogError: On facts that do not fit their declarations, or a functor error
+                (e.g. ``to_number("x")``).
+        """
+        plan = _plan(program)
+        facts = _lists(facts)
+        rows = _checked_facts(program, facts)
+        for fact in program.facts:
+            rows.setdefault(fact.relation, set()).add(fact.values)
+        kept = set(kept_on_facts(program, facts)) if self.prune else None
+        store = _Store(rows)
+        code = plan.functions()
+        for comp in plan.components:
+            _solve(comp, code, store, kept)
+        return finish_outputs(program, store.rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Evaluation
+
+
+class _Store:
+    """Every relation's rows (a set of tuples each) and the hash indexes rules asked for.
+
+    ``index(rel, cols)`` maps the values of columns ``cols`` (one value for one column, else
+    a tuple, in column order) to the rows holding them; ``keys(rel, cols)`` is the set of
+    those values. Both are built on first use and updated by :meth:`add`.
+    """
+
+    def __init__(self, rows: dict[str, set[tuple]]) -> None:
+        self.rows: defaultdict[str, set[tuple]] = defaultdict(set, rows)
+        self._indexes: dict[tuple[str, tuple[int, ...]], defaultdict] = {}
+        self._keysets: dict[tuple[str, tuple[int, ...]], set] = {}
+        self._of: defaultdict[str, list] = defaultdict(list)  # rel -> [(cols, key fn, index or key set)]
+
+    def index(self, rel: str, cols: tuple[int, ...]) -> defaultdict:
+        found = self._indexes.get((rel, cols))
+        if found is None:
+            key = operator.itemgetter(*cols)
+            found = self._indexes[(rel, cols)] = defaultdict(list)
+            for row in self.rows[rel]:
+                found[key(row)].append(row)
+            self._of[rel].append((key, found))
+        return found
+
+    def keys(self, rel: str, cols: tuple[int, ...]) -> set:
+        found = self._keysets.get((rel, cols))
+        if found is None:
+            key = operator.itemgetter(*cols)
+            found = self._keysets[(rel, cols)] = set(map(key, self.rows[rel]))
+            self._of[rel].append((key, found))
+        return found
+
+    def add(self, rel: str, new: set[tuple]) -> None:
+        """Add rows not yet in ``rel`` (``new`` is disjoint from its rows)."""
+        if not new:
+            return
+        self.rows[rel] |= new
+        for key, found in self._of.get(rel, ()):
+            if isinstance(found, set):
+                found.update(map(key, new))
+            else:
+                for row in new:
+                    found[key(row)].append(row)
+
+
+def _solve(comp: _Component, code: dict, store: _Store, kept: set[int] | None) -> None:
+    """Complete one component (module docstring)."""
+    rows = store.rows
+    out: dict[str, set[tuple]] = {rel: set() for rel in comp.relations}
+    todo = [r for r in comp.rules if kept is None or r.index in kept]
+    for rule in todo:
+        code[rule.full](rows, store.index, store.keys, None, out)
+    delta = {rel: new - rows[rel] for rel, new in out.items()}
+    for rel, new in delta.items():
+        store.add(rel, new)
+    if not comp.recursive:
+        return
+    variants = [(fn, rel) for rule in todo for fn, rel in rule.deltas]
+    while any(delta.values()):
+        given = {rel: list(new) for rel, new in delta.items()}
+        out = {rel: set() for rel in comp.relations}
+        for fn, rel in variants:
+            if given[rel]:
+                code[fn](rows, store.index, store.keys, given, out)
+        delta = {rel: new - rows[rel] for rel, new in out.items()}
+        for rel, new in delta.items():
+            store.add(rel, new)
+
+
+def _lists(facts: Mapping[str, Iterable[tuple]]) -> dict[str, list[tuple]]:
+    return {name: rows if isinstance(rows, list) else list(rows) for name, rows in facts.items()}
+
+
+def _checked_facts(program: Program, facts: Mapping[str, list[tuple]]) -> dict[str, set[tuple]]:
+    """The EDB as sets of tuples, checked against the declarations column by column (the
+    rows of a relation that fails the quick test are checked one by one by
+    :func:`~analyzer.engines.base.check_rows` for its message and ``int`` conversion)."""
+    out: dict[str, set[tuple]] = {}
+    for name, given in facts.items():  # lists
+        decl = program.decls.get(name)
+        if decl is None:
+            raise DatalogError(f"facts given for undeclared relation {name}")
+        out[name] = set(given) if _plain(decl, given) else _converted(decl, given)
+    return out
+
+
+def _plain(decl: Decl, rows: list) -> bool:
+    """Every row a tuple of ``decl``'s arity, with exact ``str``/``int`` columns, numbers in 32 bits."""
+    if not rows:
+        return True
+    if set(map(type, rows)) != {tuple} or set(map(len, rows)) != {decl.arity}:
+        return False
+    for col, kind in zip(zip(*rows), decl.base_types):
+        if kind == "number":
+            if set(map(type, col)) != {int} or min(col) < INT_MIN or max(col) > INT_MAX:
+                return False
+        elif set(map(type, col)) != {str}:
+            return False
+    return True
+
+
+def _converted(decl: Decl, rows: list) -> set[tuple]:
+    checked = check_rows(decl, rows)
+    if "number" in decl.base_types:
+        checked = {tuple(int(v) if isinstance(v, int) else v for v in row) for row in checked}
+    return checked
+
+
+# ---------------------------------------------------------------------------------------
+# The compiled program
+
+
+@dataclass(frozen=True)
+class _CompiledRule:
+    index: int  # in program.rules
+    full: str  # the function reading every row of every atom
+    deltas: tuple[tuple[str, str], ...]  # (function, relation) per recursive atom, which reads the delta
+
+
+@dataclass(frozen=True)
+class _Component:
+    relations: tuple[str, ...]
+    recursive: bool
+    rules: tuple[_CompiledRule, ...]
+
+
+@dataclass
+class _Plan:
+    """A program's components in evaluation order and the code of their rules."""
+
+    components: tuple[_Component, ...]
+    source: str
+    code: bytes  # marshal of the compiled source
+    python: str  # the interpreter the marshal bytes are for (they differ between versions)
+
+    def functions(self) -> dict:
+        """The rule functions by name (the code is executed once per plan object)."""
+        made = self.__dict__.get("_functions")
+        if made is None:
+            code = marshal.loads(self.code) if self.python == sys.version else compile(self.source, "<rules>", "exec")
+            made = dict(_RUNTIME)
+            exec(code, made)  # noqa: S102 - our own generated source, see rule_source
+            self.__dict__["_functions"] = made
+        return made
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_functions"}
+
+
+_ATTR = "_seminaive_plan"  # where _plan keeps its result on the program (pickled with it)
+_PLANS: dict[int, tuple[weakref.ref, tuple, _Plan]] = {}
+
+
+def _plan(program: Program) -> _Plan:
+    """The compiled program, made once per program object (a program is not changed after it
+    is loaded; its sizes are compared to be safe) and kept on it."""
+    sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
+    hit = _PLANS.get(id(program))
+    if hit is not None and hit[0]() is program and hit[1] == sig:
+        return hit[2]
+    kept = program.__dict__.get(_ATTR)
+    if kept is not None and kept[0] == sig and isinstance(kept[1], _Plan):
+        plan = kept[1]
+    else:
+        plan = _make_plan(program)
+        program.__dict__[_ATTR] = (sig, plan)
+    for key in [k for k, (ref, _, _) in _PLANS.items() if ref() is None]:
+        del _PLANS[key]
+    _PLANS[id(program)] = (weakref.ref(program), sig, plan)
+    return plan
+
+
+def _make_plan(program: Program) -> _Plan:
+    by_head: dict[str, list[int]] = defaultdict(list)
+    for i, rule in enumerate(program.rules):
+        by_head[rule.head.relation].append(i)
+    chunks: list[str] = []
+    components = []
+    for relations in strata(program):
+        members = set(relations)
+        compiled = []
+        recursive = False
+        for i in sorted(i for rel in relations for i in by_head.get(rel, ())):
+            rule = program.rules[i]
+            chunks.append(rule_source(rule, f"r{i}"))
+            deltas = []
+            for j, lit in enumerate(rule.body):
+                if isinstance(lit, Atom) and lit.relation in members:
+                    recursive = True
+                    chunks.append(rule_source(rule, f"r{i}_d{j}", delta=j))
+                    deltas.append((f"r{i}_d{j}", lit.relation))
+            compiled.append(_CompiledRule(i, f"r{i}", tuple(deltas)))
+        if compiled:
+            components.append(_Component(tuple(relations), recursive, tuple(compiled)))
+    source = "\n".join(chunks)
+    code = compile(source, "<rules>", "exec")
+    return _Plan(tuple(components), source, marshal.dumps(code), sys.version)
+
+
+# ---------------------------------------------------------------------------------------
+# Code generation
+
+
+class _NoValue(Exception):
+    """A zero divisor: the rule instance does not fire."""
+
+
+def _div(a: int, b: int) -> int:
+    q = functors.div32(a, b)
+    if q is None:
+        raise _NoValue
+    return q
+
+
+def _mod(a: int, b: int) -> int:
+    r = functors.mod32(a, b)
+    if r is None:
+        raise _NoValue
+    return r
+
+
+_RUNTIME = {
+    "_w32": functors.wrap32,
+    "_div": _div,
+    "_mod": _mod,
+    "_NoValue": _NoValue,
+    "_ONCE": (0,),
+    "_cat": functors.cat,
+    "_to_string": functors.to_string,
+    "_to_number": functors.to_number,
+    "_strlen": functors.strlen,
+    "__builtins__": {"len": len, "sum": sum, "min": min, "max": max, "set": set},
+}
+_MAX_LOOPS = 15  # nested loops per generated function before a continuation (see _RuleWriter.split)
+_FUNCTORS = {"cat": "_cat", "to_string": "_to_string", "to_number": "_to_number", "strlen": "_strlen"}
+
+
+def rule_source(rule: Rule, name: str, delta: int | None = None) -> str:
+    """Python source of a function evaluating ``rule``.
+
+    The function is ``name(rows, index, keys, delta_rows, out)``: ``rows`` maps every relation
+    to its set of tuples, ``index``/``keys`` are :class:`_Store`'s, ``delta_rows`` maps a
+    relation to the previous round's new rows and ``out`` a head relation to the set the
+    derived tuples go into.
+
+    Args:
+        rule: A normalised rule of a checked program.
+        name: The function's name.
+        delta: Position in ``rule.body`` of the atom that reads ``delta_rows``, or None.
+
+    Returns:
+        The source text (a ``def``).
+
+    Raises:
+        DatalogError: If a literal can never have its variables bound (not a safe rule).
+    """
+    rule = name_aggregate_wildcards(lift_expressions(rule, head=True))
+    return _RuleWriter(rule, name, delta).source()
+
+
+def _vars(lit: BodyLiteral) -> set[str]:
+    return {v.name for v in body_vars((lit,))}
+
+
+class _RuleWriter:
+    def __init__(self, rule: Rule, name: str, delta: int | None) -> None:
+        self.rule = rule
+        self.name = name
+        self.delta = delta
+        self.lines: list[str] = []
+        self.depth = 1
+        self.loops = 0  # open for loops: a failed test skips to the next row, or returns before any
+        self.prelude: dict[str, str] = {}  # local name -> expression, bound at the top
+        self.early: list[str] = []  # relations whose emptiness means no instance
+        self.temp = 0
+        self.parts: list[list[str]] = []  # continuation functions (see split)
+
+    # -- output
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def loop(self, text: str) -> None:
+        self.emit(text)
+        self.depth += 1
+        self.loops += 1
+
+    def require(self, cond: str) -> None:
+        """Go on only where ``cond`` holds (tests do not nest: Python allows 20 nested blocks)."""
+        self.emit(f"if not ({cond}): {'continue' if self.loops else 'return'}")
+
+    def local(self, expr: str, stem: str) -> str:
+        for known, e in self.prelude.items():
+            if e == expr:
+                return known
+        name = f"{stem}{len(self.prelude)}"
+        self.prelude[name] = expr
+        return name
+
+    def fresh(self) -> str:
+        self.temp += 1
+        return f"_x{self.temp}"
+
+    def source(self) -> str:
+        rule = self.rule
+        body = list(enumerate(rule.body))
+        bound: set[str] = set()
+        first = None
+        if self.delta is not None:
+            first = self.delta
+            atom = rule.body[first]
+            self.atom(atom, bound, source=f"delta[{atom.relation!r}]")
+            body = [(i, lit) for i, lit in body if i != first]
+        self.early = [lit.relation for _, lit in body if isinstance(lit, Atom)]
+        self.join(body, bound, self.head)
+        top = [f"def {self.name}(rows, index, keys, delta, out):"]
+        for rel in dict.fromkeys(self.early):
+            top.append(f"    if not rows[{rel!r}]:")
+            top.append("        return")
+        top += [f"    {k} = {v}" for k, v in self.prelude.items()]
+        top += [line for part in self.parts for line in part]
+        return "\n".join(top + self.lines) + "\n"
+
+    def head(self, bound: set[str]) -> None:
+        args = ", ".join(self.term(a, bound) for a in self.rule.head.args)
+        out = self.local(f"out[{self.rule.head.relation!r}].add", "_o")
+        self.emit(f"{out}(({args}{',' if len(self.rule.head.args) == 1 else ''}))")
+
+    # -- joins
+
+    def join(self, pending: list[tuple[int, BodyLiteral]], bound: set[str], then) -> None:
+        """Emit the literals ``pending`` in a greedy order, then ``then(bound)`` innermost."""
+        pending = list(pending)
+        while True:
+            tests = ((i, lit) for i, lit in pending if not isinstance(lit, Atom))
+            ready = next(((i, lit) for i, lit in tests if self.ready(i, lit, bound)), None)
+            if ready is not None:
+                pending.remove(ready)
+                self.literal(ready[0], ready[1], bound)
+                continue
+            atoms = [(i, lit) for i, lit in pending if isinstance(lit, Atom)]
+            if not atoms:
+                break
+            if self.loops >= _MAX_LOOPS:
+                self.split(pending, bound, then)
+                return
+            best = max(atoms, key=lambda item: (self.known(item[1], bound), -item[0]))
+            pending.remove(best)
+            self.atom(best[1], bound)
+        if pending:
+            literal = pending[0][1]
+            raise DatalogError(f"rule cannot be evaluated: {literal} never has its variables bound", self.rule.loc)
+        then(bound)
+
+    def split(self, pending: list[tuple[int, BodyLiteral]], bound: set[str], then) -> None:
+        """Go on in a continuation function taking the bound variables (Python allows 20 nested
+        blocks in one function; the longest rules of the library join more atoms than that)."""
+        name = f"_k{len(self.parts)}"
+        params = ", ".join(f"v_{v}" for v in sorted(bound))
+        self.emit(f"{name}({params})")
+        saved = self.lines, self.depth, self.loops
+        self.lines, self.depth, self.loops = [], 2, 0
+        self.join(pending, bound, then)
+        self.parts.append([f"    def {name}({params}):", *self.lines])
+        self.lines, self.depth, self.loops = saved
+
+    @staticmethod
+    def known(atom: Atom, bound: set[str]) -> int:
+        return sum(1 for a in atom.args if isinstance(a, Const) or (isinstance(a, Var) and a.name in bound))
+
+    def ready(self, i: int, lit: BodyLiteral, bound: set[str]) -> bool:
+        if isinstance(lit, Negation):
+            return _vars(lit) <= bound
+        assert isinstance(lit, Constraint)
+        if isinstance(lit.right, Aggregate):
+            local = set(aggregate_locals(self.rule, i))
+            return (_vars(lit) - local - _names(lit.left)) <= bound
+        left, right = _names(lit.left), _names(lit.right)
+        if lit.op == "=":
+            if isinstance(lit.left, Var) and lit.left.name not in bound and right <= bound:
+                return True
+            if isinstance(lit.right, Var) and lit.right.name not in bound and left <= bound:
+                return True
+        return (left | right) <= bound
+
+    def atom(self, atom: Atom, bound: set[str], source: str | None = None) -> None:
+        """A positive atom: loop over its matching rows (or test one), binding its new variables."""
+        rel = atom.relation
+        key_cols, key_vals, free, checks = [], [], [], []
+        seen: set[str] = set()
+        for col, arg in enumerate(atom.args):
+            if isinstance(arg, Const):
+                key_cols.append(col)
+                key_vals.append(repr(arg.value))
+            elif isinstance(arg, Var) and arg.name in bound:
+                key_cols.append(col)
+                key_vals.append(f"v_{arg.name}")
+            elif isinstance(arg, Var) and arg.name in seen:
+                checks.append(f"_t[{col}] == v_{arg.name}")
+            elif isinstance(arg, Var):
+                seen.add(arg.name)
+                free.append((col, arg.name))
+        row = self.fresh()
+        if source is not None:  # the delta atom, first: filter its rows on the constants
+            self.loop(f"for {row} in {source}:")
+            conds = [f"{row}[{c}] == {v}" for c, v in zip(key_cols, key_vals)]
+            if conds:
+                self.require(" and ".join(conds))
+            self.unpack(row, free, atom.args)
+            if checks:  # a variable repeated in the atom: its later columns equal the first
+                self.require(" and ".join(c.replace("_t[", f"{row}[") for c in checks))
+            bound.update(name for _, name in free)
+            return
+        key = key_vals[0] if len(key_vals) == 1 else f"({', '.join(key_vals)})"
+        if not free and not checks:
+            if len(key_cols) == len(atom.args):
+                test = f"{key}{',' if len(key_vals) == 1 else ''}"
+                self.require(f"({test}) in {self.local(f'rows[{rel!r}]', '_s')}")
+            elif key_cols:
+                self.require(f"{key} in {self.local(f'keys({rel!r}, {tuple(key_cols)!r})', '_k')}")
+            else:
+                self.require(self.local(f"rows[{rel!r}]", "_s"))
+            return
+        if key_cols:
+            self.loop(f"for {row} in {self.local(f'index({rel!r}, {tuple(key_cols)!r})', '_i')}.get({key}, ()):")
+        else:
+            self.loop(f"for {row} in {self.local(f'rows[{rel!r}]', '_s')}:")
+        self.unpack(row, free, atom.args)
+        if checks:
+            self.require(" and ".join(c.replace("_t[", f"{row}[") for c in checks))
+        bound.update(name for _, name in free)
+
+    def unpack(self, row: str, free: list[tuple[int, str]], args: tuple) -> None:
+        if not free:
+            return
+        if len(free) == 1:
+            col, name = free[0]
+            self.emit(f"v_{name} = {row}[{col}]")
+            return
+        names = dict(free)
+        targets = [f"v_{names[c]}" if c in names else "_" for c in range(len(args))]
+        self.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {row}")
+
+    def literal(self, i: int, lit: BodyLiteral, bound: set[str]) -> None:
+        if isinstance(lit, Negation):
+            self.negation(lit.atom, bound)
+        elif isinstance(lit.right, Aggregate):
+            self.aggregate(i, lit, bound)
+        else:
+            self.constraint(lit, bound)
+
+    def negation(self, atom: Atom, bound: set[str]) -> None:
+        rel = atom.relation
+        cols = [c for c, a in enumerate(atom.args) if not isinstance(a, Wildcard)]
+        vals = [self.term(atom.args[c], bound) for c in cols]
+        if len(cols) == len(atom.args):
+            test = f"({', '.join(vals)}{',' if len(vals) == 1 else ''})"
+            self.require(f"{test} not in {self.local(f'rows[{rel!r}]', '_s')}")
+        elif cols:
+            key = vals[0] if len(vals) == 1 else f"({', '.join(vals)})"
+            self.require(f"{key} not in {self.local(f'keys({rel!r}, {tuple(cols)!r})', '_k')}")
+        else:
+            self.require(f"not {self.local(f'rows[{rel!r}]', '_s')}")
+
+    def constraint(self, lit: Constraint, bound: set[str]) -> None:
+        if lit.op == "=":
+            for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, Var) and var.name not in bound:
+                    self.assign(f"v_{var.name}", expr, bound)
+                    bound.add(var.name)
+                    return
+        left = self.value(lit.left, bound)
+        right = self.value(lit.right, bound)
+        op = "==" if lit.op == "=" else lit.op
+        self.require(f"{left} {op} {right}")
+
+    def value(self, term: Term, bound: set[str]) -> str:
+        """An expression for ``term``; one that may divide by zero is computed into a temporary first."""
+        if not _divides(term):
+            return self.term(term, bound)
+        tmp = self.fresh()
+        self.assign(tmp, term, bound)
+        return tmp
+
+    def assign(self, target: str, term: Term, bound: set[str]) -> None:
+        expr = self.term(term, bound)
+        if not _divides(term):
+            self.emit(f"{target} = {expr}")
+            return
+        self.emit("try:")
+        self.emit(f"    {target} = {expr}")
+        self.emit("except _NoValue:")
+        self.emit(f"    {'continue' if self.loops else 'return'}")
+
+    def term(self, term: Term, bound: set[str]) -> str:
+        if isinstance(term, Const):
+            return repr(term.value)
+        if isinstance(term, Var):
+            if term.name not in bound:
+                raise DatalogError(f"variable {term.name} is used before it is bound", term.loc)
+            return f"v_{term.name}"
+        if isinstance(term, BinOp):
+            a, b = self.term(term.left, bound), self.term(term.right, bound)
+            if term.op == "/":
+                return f"_div({a}, {b})"
+            if term.op == "%":
+                return f"_mod({a}, {b})"
+            return f"_w32({a} {term.op} {b})"
+        if isinstance(term, Call):
+            return f"{_FUNCTORS[term.name]}({', '.join(self.term(a, bound) for a in term.args)})"
+        raise DatalogError(f"cannot evaluate {term!r} here", getattr(term, "loc", None))
+
+    def aggregate(self, i: int, lit: Constraint, bound: set[str]) -> None:
+        """``v = op target : { body }`` (module docstring)."""
+        agg = lit.right
+        assert isinstance(agg, Aggregate)
+        local = aggregate_locals(self.rule, i)
+        acc = self.fresh()
+        self.emit(f"{acc} = {'set()' if agg.op == 'count' else '{}'}")
+        depth, loops = self.depth, self.loops
+        self.loop("for _ in _ONCE:")  # a failed test in the body ends the collection, not the rule
+        inner = set(bound)
+        names = ", ".join(f"v_{n}" for n in local)
+        tuple_text = f"({names}{',' if len(local) == 1 else ''})"
+
+        def collect(have: set[str]) -> None:
+            if agg.op == "count":
+                self.emit(f"{acc}.add({tuple_text})")
+            else:
+                self.emit(f"{acc}[{tuple_text}] = {self.value(agg.target, have)}")
+
+        self.join(list(enumerate(agg.body)), inner, collect)
+        self.depth, self.loops = depth, loops
+        value = self.fresh()
+        if agg.op == "count":
+            self.emit(f"{value} = len({acc})")
+        elif agg.op == "sum":
+            self.emit(f"{value} = _w32(sum({acc}.values()))")
+        else:
+            self.require(acc)
+            self.emit(f"{value} = {agg.op}({acc}.values())")
+        if isinstance(lit.left, Var) and lit.left.name not in bound:
+            self.emit(f"v_{lit.left.name} = {value}")
+            bound.add(lit.left.name)
+        else:
+            self.require(f"{self.term(lit.left, bound)} == {value}")
+
+
+def _names(term: Term) -> set[str]:
+    return {v.name for v in term_vars(term)}
+
+
+def _divides(term: Term) -> bool:
+    if isinstance(term, BinOp):
+        return term.op in "/%" or _divides(term.left) or _divides(term.right)
+    if isinstance(term, Call):
+        return any(_divides(a) for a in term.args)
+    return False
