@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.driver import CheckInput, Derivation, derive, load_inputs
+from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
 from analyzer.facts.proofs import WireProofs
 from analyzer.verdict import Verdict, build_verdict
@@ -114,7 +115,7 @@ def check(
     ranks: Sequence[str | Path],
     *,
     relations: str | Path | None = None,
-    engine: str = "clingo",
+    engine: str = DEFAULT_ENGINE,
     rules: Sequence[str | Path] = (),
     numeric: bool = False,
     seed: int = 0,
@@ -131,7 +132,7 @@ def check(
         relations: optional YAML spec of input relations (see :mod:`analyzer.relations`); a
             spec with ``mesh:`` makes this a two-axis mesh check (:mod:`analyzer.mesh`: one
             check per mesh axis, composed; ``result.mesh`` holds them).
-        engine: ``"clingo"`` (default), ``"souffle"`` or ``"pydatalog"``.
+        engine: ``"seminaive"`` (default), ``"clingo"``, ``"souffle"`` or ``"pydatalog"``.
         rules: extra rule folders.
         numeric: also run the numeric witness (random inputs, simulated collectives).
         seed: random seed of the numeric witness.

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from analyzer.engines import DEFAULT_ENGINE, ENGINES
 from analyzer.errors import InputError
 
 __all__ = ["main"]
@@ -83,7 +84,7 @@ def main() -> None:
 @click.argument("seq", type=click.Path(dir_okay=False))
 @click.argument("ranks", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--relations", "spec", type=click.Path(dir_okay=False), help="YAML spec of input relations.")
-@click.option("--engine", default="clingo", show_default=True, type=click.Choice(["clingo", "souffle", "pydatalog"]))
+@click.option("--engine", default=DEFAULT_ENGINE, show_default=True, type=click.Choice(list(ENGINES)))
 @click.option(
     "--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rule folder (repeatable)."
 )

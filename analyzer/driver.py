@@ -18,7 +18,7 @@ import onnx
 from analyzer import symmetry
 from analyzer.cache import cached, digest
 from analyzer.coverage import COVERAGE_RELATION, coverage_of, instrument
-from analyzer.engines import get_engine
+from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.engines.relevance import kept_on_facts
 from analyzer.errors import InputError
 from analyzer.facts import FactTables, extract_graph_facts
@@ -418,7 +418,7 @@ def _input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTab
 def derive(
     inp: CheckInput,
     *,
-    engine: str = "clingo",
+    engine: str = DEFAULT_ENGINE,
     extra_rules: Sequence[str | Path] = (),
     derived_oracles: Sequence[DerivedOracle] = (),
     max_rounds: int = 8,
@@ -430,7 +430,7 @@ def derive(
 
     Args:
         inp: loaded models and input relations.
-        engine: ``"clingo"`` (default), ``"souffle"`` or ``"pydatalog"``.
+        engine: ``"seminaive"`` (default), ``"clingo"``, ``"souffle"`` or ``"pydatalog"``.
         extra_rules: user rule folders added to the library (``--rules DIR``).
         derived_oracles: Python oracles reading derived relations and returning new facts.
         max_rounds: safety cap on engine runs.
@@ -521,11 +521,12 @@ def _same(inp: CheckInput) -> list[int] | None:
 
 
 # part of the cache key: change it when what is pickled changes
-_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 8"
-# clingo's translation and the rule shapes (pickled with the program) are made by these modules
-# (not imported here)
+_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 9"
+# the default engine's compiled rules and the rule shapes (pickled with the program) are made by
+# these modules (not imported here)
 _TRANSLATOR_SOURCES = tuple(
-    Path(__file__).parent / m for m in ("engines/clingo_engine.py", "dl/normalize.py", "engines/relevance.py")
+    Path(__file__).parent / m
+    for m in ("engines/seminaive_engine.py", "engines/clingo_engine.py", "dl/normalize.py", "engines/relevance.py")
 )
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 
@@ -584,11 +585,11 @@ def _load_program_cached(paths: Sequence[Path]):
 
 def _parsed_program(paths: Sequence[Path]):
     from analyzer.dl import load_program
-    from analyzer.engines import DEFAULT_ENGINE, ENGINES
+    from analyzer.engines import ENGINES
 
     program = load_program(paths)
     with_rank_probes(program)  # before the translation: the probes are rules of the program
-    ENGINES[DEFAULT_ENGINE].prepare(program)  # clingo's translation, pickled with the program
+    ENGINES[DEFAULT_ENGINE].prepare(program)  # the compiled rules, pickled with the program
     return program
 
 

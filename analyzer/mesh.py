@@ -45,6 +45,7 @@ import numpy as np
 import onnx
 
 from analyzer.driver import CheckInput, _check_same_model, _KnownGraphs, derive, load_graph
+from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
 from analyzer.layout import REPLICATE, Layout
 from analyzer.relations import Spec, apply_spec, check_weight_values, infer_input_relations
@@ -146,7 +147,7 @@ def check_mesh(
     ranks: Sequence[str | Path],
     spec: Spec,
     *,
-    engine: str = "clingo",
+    engine: str = DEFAULT_ENGINE,
     rules: Sequence[str | Path] = (),
     numeric: bool = False,
     seed: int = 0,

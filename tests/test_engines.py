@@ -47,9 +47,10 @@ FACTS = {
 
 
 def test_engines_registry():
-    assert DEFAULT_ENGINE == "clingo"
-    assert "clingo" in ENGINES and "pydatalog" in ENGINES
-    assert get_engine().name == "clingo"
+    assert DEFAULT_ENGINE == "seminaive"
+    assert "seminaive" in ENGINES and "clingo" in ENGINES and "pydatalog" in ENGINES
+    assert get_engine().name == "seminaive"
+    assert get_engine("CLINGO").name == "clingo"
     assert get_engine("PyDatalog").name == "pydatalog"
     with pytest.raises(UnknownEngine, match="unknown engine 'nope'"):
         get_engine("nope")

@@ -1,11 +1,12 @@
 """Fast paths of a check give exactly what the slow paths give.
 
-* clingo without the rules that cannot change an output (:mod:`analyzer.engines.relevance`)
-  derives the same output relations, verdict and report as with the whole library;
+* the default engine (seminaive) and clingo, each without the rules that cannot change an
+  output (:mod:`analyzer.engines.relevance`), derive the same output relations, verdict and
+  report as clingo with the whole library;
 * input relations, weight-value checks and the same-model check read each distinct rank
   graph once (``same`` in :func:`analyzer.relations.infer_input_relations`): the same
   relations as reading every rank;
-* the program cache carries clingo's translation.
+* the program cache carries the compiled rules.
 
 Cases: bundled examples (verified and bugs, tensor / sequence / vocab / expert / context
 parallel, a pipeline) and rule-level programs written here.
@@ -55,6 +56,7 @@ def _report(result) -> dict:
     out = to_json(result)
     out.pop("seconds", None)
     out.pop("timings", None)
+    out.pop("engine", None)
     return out
 
 
@@ -65,11 +67,13 @@ def test_pruned_rules_give_the_same_outputs_and_report(name, monkeypatch):
         pytest.skip(f"{case} is not bundled")
     seq, ranks, extra = _args(case)
     fast = check(seq, ranks, **extra)
+    assert fast.engine == "seminaive"
+    pruned = check(seq, ranks, engine="clingo", **extra)
     monkeypatch.setattr(ClingoEngine, "prune", False)
-    slow = check(seq, ranks, **extra)
-    assert fast.derivation.derived == slow.derivation.derived
+    slow = check(seq, ranks, engine="clingo", **extra)
+    assert fast.derivation.derived == pruned.derivation.derived == slow.derivation.derived
     assert fast.verdict == slow.verdict == yaml.safe_load((case / "case.yaml").read_text())["expected"]
-    assert _report(fast) == _report(slow)  # outputs, discrepancies, hints, sources
+    assert _report(fast) == _report(pruned) == _report(slow)  # outputs, discrepancies, hints, sources
 
 
 PROGRAM = """
@@ -125,6 +129,10 @@ def test_pruned_program_derives_what_the_whole_program_derives():
         slow.prune = False
         assert fast == slow.run(program, facts)
         assert fast == get_engine("pydatalog").run(program, facts)
+        assert fast == get_engine("seminaive").run(program, facts)
+        whole = get_engine("seminaive")
+        whole.prune = False
+        assert fast == whole.run(program, facts)
 
 
 def test_same_graph_relations_equal_reading_every_rank():
@@ -153,37 +161,47 @@ def test_rank_twins_map_same_graph_to_rank_indices():
     assert _rank_twins([0, 0, 2]) == [0, 1]  # a rank stored like seq reads its own graph
 
 
-def test_program_cache_carries_the_clingo_translation(tmp_path, monkeypatch):
+def test_program_cache_carries_the_compiled_rules(tmp_path, monkeypatch):
     from analyzer import driver
+    from analyzer.engines.seminaive_engine import SemiNaiveEngine
     from analyzer.rulebook import rule_files, schema_files
 
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "_PROGRAMS", {})
     paths = [*schema_files(), *rule_files([])]
     first = driver._load_program_cached(paths)
-    assert "_clingo_compiled" in first.__dict__
+    assert "_seminaive_plan" in first.__dict__
     assert list(tmp_path.glob("program-*.pickle"))
     monkeypatch.setattr(driver, "_PROGRAMS", {})
     again = driver._load_program_cached(paths)  # from the pickle
     assert again is not first
-    assert again.__dict__["_clingo_compiled"][1].text == first.__dict__["_clingo_compiled"][1].text
-    # the rules' syntax trees are unpickled only when read (clingo reads only their number)
+    assert again.__dict__["_seminaive_plan"][1].source == first.__dict__["_seminaive_plan"][1].source
+    # the rules' syntax trees are unpickled only when read: the default engine runs the pickled
+    # code and the pruning reads the pickled rule shapes
+    facts = {"Node": [("seq", "n0", "Relu", "", "r")], "Node_Input": [("seq", "n0", 0, "x")]}
+    assert SemiNaiveEngine().run(again, facts) == SemiNaiveEngine().run(first, facts)
     assert len(again.rules) == len(first.rules) and again.rules._rules is None
     assert again.rules == first.rules and list(again.rules) == list(first.rules)
     assert again == first
 
 
 def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypatch):
-    """The pickled program carries clingo's translation and the rule shapes: a changed translator
+    """The pickled program carries the compiled rules and the rule shapes: a changed translator
     must not reuse it."""
     import analyzer.dl.normalize
     import analyzer.engines.clingo_engine
     import analyzer.engines.relevance
+    import analyzer.engines.seminaive_engine
     from analyzer import driver
     from analyzer.rulebook import rule_files, schema_files
 
     real = {p.resolve() for p in driver._TRANSLATOR_SOURCES}
-    modules = (analyzer.engines.clingo_engine, analyzer.dl.normalize, analyzer.engines.relevance)
+    modules = (
+        analyzer.engines.seminaive_engine,
+        analyzer.engines.clingo_engine,
+        analyzer.dl.normalize,
+        analyzer.engines.relevance,
+    )
     assert real == {Path(m.__file__).resolve() for m in modules}
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
     translator = tmp_path / "translator.py"
@@ -199,7 +217,7 @@ def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypa
 
 
 def test_engine_classes_are_read_lazily_by_name():
-    assert list(ENGINES) == ["clingo", "souffle", "pydatalog"]
+    assert list(ENGINES) == ["seminaive", "clingo", "souffle", "pydatalog"]
     assert ENGINES["clingo"] is ClingoEngine
     assert ENGINES.get("nope") is None
 

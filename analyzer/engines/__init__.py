@@ -1,8 +1,9 @@
 """Datalog engines behind one interface (:class:`Engine`).
 
-``clingo`` (embedded, the default), ``souffle`` (the ``souffle`` binary, when on PATH) and
-``pydatalog`` (pure Python, for small programs) evaluate the same checked program; the
-golden conformance suite (``tests/rules/``) keeps them in agreement.
+``seminaive`` (embedded: rules compiled to Python, the default), ``clingo`` (embedded, through
+its Python API), ``souffle`` (the ``souffle`` binary, when on PATH) and ``pydatalog`` (pure
+Python, for small programs) evaluate the same checked program; the golden conformance suite
+(``tests/rules/``) keeps them in agreement.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ __all__ = [
 ]
 
 #: The engine used when none is named.
-DEFAULT_ENGINE = "clingo"
+DEFAULT_ENGINE = "seminaive"
 
 _MODULES = {  # engine name -> (module, class), in order of preference
-    "clingo": ("analyzer.engines.clingo_engine", "ClingoEngine"),
     "seminaive": ("analyzer.engines.seminaive_engine", "SemiNaiveEngine"),
+    "clingo": ("analyzer.engines.clingo_engine", "ClingoEngine"),
     "souffle": ("analyzer.engines.souffle_engine", "SouffleEngine"),
     "pydatalog": ("analyzer.engines.pydatalog_engine", "PyDatalogEngine"),
 }
@@ -57,7 +58,7 @@ def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
     """An engine instance by name.
 
     Args:
-        name: ``"clingo"``, ``"souffle"`` or ``"pydatalog"`` (case-insensitive).
+        name: ``"seminaive"``, ``"clingo"``, ``"souffle"`` or ``"pydatalog"`` (case-insensitive).
 
     Returns:
         The engine.

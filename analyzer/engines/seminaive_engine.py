@@ -71,7 +71,7 @@ from analyzer.dl.syntax import (
     term_vars,
 )
 from analyzer.engines.base import Engine, check_rows, finish_outputs
-from analyzer.engines.relevance import kept_on_facts
+from analyzer.engines.relevance import kept_on_facts, program_shapes
 
 __all__ = ["SemiNaiveEngine", "rule_source"]
 
@@ -87,8 +87,10 @@ class SemiNaiveEngine(Engine):
 
     @classmethod
     def prepare(cls, program: Program) -> None:
-        """Compile ``program`` now and keep the code on it (see :func:`_plan`)."""
+        """Compile ``program`` now and keep the code and the rule shapes the pruning reads on it
+        (see :func:`_plan`; a cached program is then run without unpickling its rules)."""
         _plan(program)
+        program_shapes(program)
 
     def run(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> dict[str, list[tuple]]:
         """Evaluate ``program`` over ``facts`` to its least model.
@@ -124,39 +126,34 @@ class SemiNaiveEngine(Engine):
 class _Store:
     """Every relation's rows (a set of tuples each) and the hash indexes rules asked for.
 
-    ``index(rel, cols)`` maps the values of columns ``cols`` (one value for one column, else
-    a tuple, in column order) to the rows holding them; ``keys(rel, cols)`` is the set of
-    those values. Both are built on first use and updated by :meth:`add`.
+    ``index["Rel:0,2"]`` maps the values of columns 0 and 2 of ``Rel`` (one value for one
+    column, else a tuple, in column order) to the rows holding them; ``keys["Rel:0,2"]`` is
+    the set of those values. Both are built on first use and updated by :meth:`add`. (The
+    generated code names them by string: a string's hash is cached, a tuple's is not.)
     """
 
     def __init__(self, rows: dict[str, set[tuple]]) -> None:
         self.rows: defaultdict[str, set[tuple]] = defaultdict(set, rows)
-        self._indexes: dict[tuple[str, tuple[int, ...]], defaultdict] = {}
-        self._keysets: dict[tuple[str, tuple[int, ...]], set] = {}
-        self._of: defaultdict[str, list] = defaultdict(list)  # rel -> [(cols, key fn, index or key set)]
+        self.index = _Built(self._index)
+        self.keys = _Built(self._keys)
+        self._of: defaultdict[str, list] = defaultdict(list)  # rel -> [(key fn, index or key set)]
 
-    def index(self, rel: str, cols: tuple[int, ...]) -> defaultdict:
-        found = self._indexes.get((rel, cols))
-        if found is None:
-            key = operator.itemgetter(*cols)
-            found = self._indexes[(rel, cols)] = defaultdict(list)
-            for row in self.rows[rel]:
-                found[key(row)].append(row)
-            self._of[rel].append((key, found))
+    def _index(self, name: str) -> defaultdict:
+        rel, key = _key_of(name)
+        found: defaultdict = defaultdict(list)
+        for row in self.rows[rel]:
+            found[key(row)].append(row)
+        self._of[rel].append((key, found))
         return found
 
-    def keys(self, rel: str, cols: tuple[int, ...]) -> set:
-        found = self._keysets.get((rel, cols))
-        if found is None:
-            key = operator.itemgetter(*cols)
-            found = self._keysets[(rel, cols)] = set(map(key, self.rows[rel]))
-            self._of[rel].append((key, found))
+    def _keys(self, name: str) -> set:
+        rel, key = _key_of(name)
+        found = set(map(key, self.rows[rel]))
+        self._of[rel].append((key, found))
         return found
 
     def add(self, rel: str, new: set[tuple]) -> None:
         """Add rows not yet in ``rel`` (``new`` is disjoint from its rows)."""
-        if not new:
-            return
         self.rows[rel] |= new
         for key, found in self._of.get(rel, ()):
             if isinstance(found, set):
@@ -166,28 +163,56 @@ class _Store:
                     found[key(row)].append(row)
 
 
+class _Built(dict):
+    """A dict that builds a missing entry with ``make(name)``."""
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, name: str):
+        made = self[name] = self._make(name)
+        return made
+
+
+def _key_of(name: str):
+    """``"Rel:0,2"`` -> (``"Rel"``, the function giving a row's values in those columns)."""
+    rel, _, cols = name.rpartition(":")
+    return rel, operator.itemgetter(*map(int, cols.split(",")))
+
+
 def _solve(comp: _Component, code: dict, store: _Store, kept: set[int] | None) -> None:
     """Complete one component (module docstring)."""
-    rows = store.rows
-    out: dict[str, set[tuple]] = {rel: set() for rel in comp.relations}
+    rows, index, keys = store.rows, store.index, store.keys
     todo = [r for r in comp.rules if kept is None or r.index in kept]
+    out: defaultdict[str, set[tuple]] = defaultdict(set)
     for rule in todo:
-        code[rule.full](rows, store.index, store.keys, None, out)
-    delta = {rel: new - rows[rel] for rel, new in out.items()}
-    for rel, new in delta.items():
-        store.add(rel, new)
+        code[rule.full](rows, index, keys, None, out)
+    delta = _added(out, store)
     if not comp.recursive:
         return
-    variants = [(fn, rel) for rule in todo for fn, rel in rule.deltas]
-    while any(delta.values()):
+    reading: defaultdict[str, list] = defaultdict(list)  # relation -> the variants reading its delta
+    for rule in todo:
+        for fn, rel in rule.deltas:
+            reading[rel].append(code[fn])
+    while delta:
         given = {rel: list(new) for rel, new in delta.items()}
-        out = {rel: set() for rel in comp.relations}
-        for fn, rel in variants:
-            if given[rel]:
-                code[fn](rows, store.index, store.keys, given, out)
-        delta = {rel: new - rows[rel] for rel, new in out.items()}
-        for rel, new in delta.items():
+        out = defaultdict(set)
+        for rel in given:
+            for fn in reading.get(rel, ()):
+                fn(rows, index, keys, given, out)
+        delta = _added(out, store)
+
+
+def _added(out: Mapping[str, set[tuple]], store: _Store) -> dict[str, set[tuple]]:
+    """Add the rows of ``out`` to the store; the ones that were new, by relation (none empty)."""
+    delta = {}
+    for rel, derived in out.items():
+        new = derived - store.rows[rel]
+        if new:
             store.add(rel, new)
+            delta[rel] = new
+    return delta
 
 
 def _lists(facts: Mapping[str, Iterable[tuple]]) -> dict[str, list[tuple]]:
@@ -540,12 +565,12 @@ class _RuleWriter:
                 test = f"{key}{',' if len(key_vals) == 1 else ''}"
                 self.require(f"({test}) in {self.local(f'rows[{rel!r}]', '_s')}")
             elif key_cols:
-                self.require(f"{key} in {self.local(f'keys({rel!r}, {tuple(key_cols)!r})', '_k')}")
+                self.require(f"{key} in {self.local(f'keys[{_index_name(rel, key_cols)!r}]', '_k')}")
             else:
                 self.require(self.local(f"rows[{rel!r}]", "_s"))
             return
         if key_cols:
-            self.loop(f"for {row} in {self.local(f'index({rel!r}, {tuple(key_cols)!r})', '_i')}.get({key}, ()):")
+            self.loop(f"for {row} in {self.local(f'index[{_index_name(rel, key_cols)!r}]', '_i')}.get({key}, ()):")
         else:
             self.loop(f"for {row} in {self.local(f'rows[{rel!r}]', '_s')}:")
         self.unpack(row, free, atom.args)
@@ -581,7 +606,7 @@ class _RuleWriter:
             self.require(f"{test} not in {self.local(f'rows[{rel!r}]', '_s')}")
         elif cols:
             key = vals[0] if len(vals) == 1 else f"({', '.join(vals)})"
-            self.require(f"{key} not in {self.local(f'keys({rel!r}, {tuple(cols)!r})', '_k')}")
+            self.require(f"{key} not in {self.local(f'keys[{_index_name(rel, cols)!r}]', '_k')}")
         else:
             self.require(f"not {self.local(f'rows[{rel!r}]', '_s')}")
 
@@ -667,6 +692,10 @@ class _RuleWriter:
             bound.add(lit.left.name)
         else:
             self.require(f"{self.term(lit.left, bound)} == {value}")
+
+
+def _index_name(rel: str, cols: list[int]) -> str:
+    return f"{rel}:{','.join(map(str, cols))}"
 
 
 def _names(term: Term) -> set[str]:
