@@ -73,7 +73,7 @@ from analyzer.dl.syntax import (
 from analyzer.engines.base import Engine, check_rows, finish_outputs
 from analyzer.engines.relevance import kept_on_facts, program_shapes
 
-__all__ = ["SemiNaiveEngine", "rule_source"]
+__all__ = ["SemiNaiveEngine", "program_source", "rule_source"]
 
 
 class SemiNaiveEngine(Engine):
@@ -274,25 +274,37 @@ class _Component:
 
 @dataclass
 class _Plan:
-    """A program's components in evaluation order and the code of their rules."""
+    """A program's components in evaluation order and the code of their rules: per function,
+    the marshal bytes of a compiled module defining it, loaded when a run first calls it (a
+    check calls about half of them: the rest are left out by the pruning)."""
 
     components: tuple[_Component, ...]
-    source: str
-    code: bytes  # marshal of the compiled source
-    python: str  # the interpreter the marshal bytes are for (they differ between versions)
+    code: dict[str, bytes]
+    python: str  # the interpreter and plan format the marshal bytes are for (see _made_here)
 
-    def functions(self) -> dict:
-        """The rule functions by name (the code is executed once per plan object)."""
+    def functions(self) -> _Functions:
+        """The rule functions by name (each module executed once per plan object)."""
         made = self.__dict__.get("_functions")
         if made is None:
-            code = marshal.loads(self.code) if self.python == sys.version else compile(self.source, "<rules>", "exec")
-            made = dict(_RUNTIME)
-            exec(code, made)  # noqa: S102 - our own generated source, see rule_source
-            self.__dict__["_functions"] = made
+            made = self.__dict__["_functions"] = _Functions(self.code)
         return made
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_functions"}
+
+
+class _Functions(dict):
+    """Rule functions by name, each made from its marshal bytes on first use."""
+
+    def __init__(self, code: dict[str, bytes]) -> None:
+        super().__init__()
+        self._code = code
+        self._globals = dict(_RUNTIME)
+
+    def __missing__(self, name: str):
+        exec(marshal.loads(self._code[name]), self._globals)  # noqa: S102 - our generated source (rule_source)
+        made = self[name] = self._globals[name]
+        return made
 
 
 _ATTR = "_seminaive_plan"  # where _plan keeps its result on the program (pickled with it)
@@ -301,13 +313,14 @@ _PLANS: dict[int, tuple[weakref.ref, tuple, _Plan]] = {}
 
 def _plan(program: Program) -> _Plan:
     """The compiled program, made once per program object (a program is not changed after it
-    is loaded; its sizes are compared to be safe) and kept on it."""
+    is loaded; its sizes are compared to be safe) and kept on it; made again when the kept one
+    was compiled by another Python."""
     sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
     hit = _PLANS.get(id(program))
     if hit is not None and hit[0]() is program and hit[1] == sig:
         return hit[2]
     kept = program.__dict__.get(_ATTR)
-    if kept is not None and kept[0] == sig and isinstance(kept[1], _Plan):
+    if kept is not None and kept[0] == sig and isinstance(kept[1], _Plan) and kept[1].python == _made_here():
         plan = kept[1]
     else:
         plan = _make_plan(program)
@@ -318,11 +331,23 @@ def _plan(program: Program) -> _Plan:
     return plan
 
 
-def _make_plan(program: Program) -> _Plan:
+def program_source(program: Program) -> str:
+    """The Python source of every rule function of ``program`` (to read what a rule compiles to).
+
+    Args:
+        program: A checked program.
+
+    Returns:
+        The functions' source, in evaluation order.
+    """
+    return "\n".join(source for _, source in _sources(program)[1])
+
+
+def _sources(program: Program) -> tuple[list[_Component], list[tuple[str, str]]]:
     by_head: dict[str, list[int]] = defaultdict(list)
     for i, rule in enumerate(program.rules):
         by_head[rule.head.relation].append(i)
-    chunks: list[str] = []
+    sources: list[tuple[str, str]] = []
     components = []
     for relations in strata(program):
         members = set(relations)
@@ -330,19 +355,31 @@ def _make_plan(program: Program) -> _Plan:
         recursive = False
         for i in sorted(i for rel in relations for i in by_head.get(rel, ())):
             rule = program.rules[i]
-            chunks.append(rule_source(rule, f"r{i}"))
+            sources.append((f"r{i}", rule_source(rule, f"r{i}")))
             deltas = []
             for j, lit in enumerate(rule.body):
                 if isinstance(lit, Atom) and lit.relation in members:
                     recursive = True
-                    chunks.append(rule_source(rule, f"r{i}_d{j}", delta=j))
+                    sources.append((f"r{i}_d{j}", rule_source(rule, f"r{i}_d{j}", delta=j)))
                     deltas.append((f"r{i}_d{j}", lit.relation))
             compiled.append(_CompiledRule(i, f"r{i}", tuple(deltas)))
         if compiled:
             components.append(_Component(tuple(relations), recursive, tuple(compiled)))
-    source = "\n".join(chunks)
-    code = compile(source, "<rules>", "exec")
-    return _Plan(tuple(components), source, marshal.dumps(code), sys.version)
+    return components, sources
+
+
+def _make_plan(program: Program) -> _Plan:
+    components, sources = _sources(program)
+    code = {name: marshal.dumps(compile(text, f"<rule {name}>", "exec")) for name, text in sources}
+    return _Plan(tuple(components), code, _made_here())
+
+
+_PLAN_FORMAT = "2"  # change it when _Plan or the generated code's conventions change
+
+
+def _made_here() -> str:
+    """What a kept plan must have been made by: marshal bytes differ between Python versions."""
+    return f"{sys.version} / plan {_PLAN_FORMAT}"
 
 
 # ---------------------------------------------------------------------------------------
