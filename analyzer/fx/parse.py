@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 from analyzer.errors import InputError
@@ -66,51 +66,120 @@ _LAMBDA_CLASS = re.compile(r"^class <lambda>\(", re.MULTILINE)
 _NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
 
 
-@dataclass(frozen=True)
-class TensorType:
+class _Record:
+    """A record whose fields are its ``__slots__``, compared, hashed and printed as
+    ``@dataclass`` does (``Ref(name='x')``). The classes below are written out rather than made
+    by ``@dataclass``, whose generated methods took 3 ms of each process importing this
+    module."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Frozen(_Record):
+    """A :class:`_Record` that cannot change after ``__init__`` (as ``@dataclass(frozen=True)``)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple:  # copy and pickle through __init__, not __setattr__
+        return type(self), self._values()
+
+
+_set = object.__setattr__
+
+
+class TensorType(_Frozen):
     """Dtype code (one of :data:`DTYPES`) and shape of a value: sizes, or the name of a
     data-dependent size (an unbacked SymInt such as ``u0``, the row count of ``aten.nonzero``)."""
 
+    __slots__ = ("dtype", "shape")
     dtype: str
     shape: tuple[int | str, ...]
+
+    def __init__(self, dtype: str, shape: tuple[int | str, ...]) -> None:
+        _set(self, "dtype", dtype)
+        _set(self, "shape", shape)
+
+    def __eq__(self, other: object) -> bool:  # hot: value types are compared and hashed per node
+        if other.__class__ is TensorType:
+            return self.dtype == other.dtype and self.shape == other.shape
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape))
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(_Frozen):
     """A reference to an earlier value (graph input, node or constant) by name."""
 
+    __slots__ = ("name",)
     name: str
 
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
-@dataclass(frozen=True)
-class OpRef:
+
+class OpRef(_Frozen):
     """An operator passed as an argument (``torch.ops._C.rms_norm.default`` -> ``_C.rms_norm.default``)."""
 
+    __slots__ = ("target",)
     target: str
 
+    def __init__(self, target: str) -> None:
+        _set(self, "target", target)
 
-@dataclass(frozen=True)
-class TorchConst:
+
+class TorchConst(_Frozen):
     """A torch object printed as an argument: ``torch.int32``, ``torch.contiguous_format``,
     ``device(type='cuda', index=0)``; ``text`` is its source text."""
 
+    __slots__ = ("text",)
     text: str
 
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
-@dataclass(frozen=True)
-class FxInput:
+
+class FxInput(_Frozen):
     """A graph input (a ``forward`` parameter)."""
 
+    __slots__ = ("name", "type", "line")
     name: str
     type: TensorType
     line: int
 
+    def __init__(self, name: str, type: TensorType, line: int) -> None:
+        _set(self, "name", name)
+        _set(self, "type", type)
+        _set(self, "line", line)
 
-@dataclass
-class FxNode:
+
+class FxNode(_Record):
     """One node, in graph order.
 
     Attributes:
@@ -127,25 +196,47 @@ class FxNode:
         line: 1-based line in the dump.
     """
 
-    name: str
-    target: str
-    args: tuple
-    kwargs: dict
-    type: TensorType | None
-    source: str | None
-    line: int
+    __slots__ = ("name", "target", "args", "kwargs", "type", "source", "line")
+
+    def __init__(
+        self,
+        name: str,
+        target: str,
+        args: tuple,
+        kwargs: dict,
+        type: TensorType | None,
+        source: str | None,
+        line: int,
+    ) -> None:
+        self.name = name
+        self.target = target
+        self.args = args
+        self.kwargs = kwargs
+        self.type = type
+        self.source = source
+        self.line = line
 
 
-@dataclass
-class FxGraph:
+class FxGraph(_Record):
     """A parsed dump: inputs, nodes in order, and the returned values (None entries kept)."""
 
-    path: str
-    inputs: list[FxInput]
-    nodes: list[FxNode]
-    outputs: list[str | None]
-    output_line: int
-    by_name: dict[str, FxNode] = field(default_factory=dict)
+    __slots__ = ("path", "inputs", "nodes", "outputs", "output_line", "by_name")
+
+    def __init__(
+        self,
+        path: str,
+        inputs: list[FxInput],
+        nodes: list[FxNode],
+        outputs: list[str | None],
+        output_line: int,
+        by_name: dict[str, FxNode] | None = None,
+    ) -> None:
+        self.path = path
+        self.inputs = inputs
+        self.nodes = nodes
+        self.outputs = outputs
+        self.output_line = output_line
+        self.by_name = {} if by_name is None else by_name
 
     def where(self, line: int) -> str:
         """``path:line`` for messages."""

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import onnx
-import yaml
 from onnx import helper
 
 from analyzer.cache import cached, digest
@@ -50,6 +49,8 @@ def op_table() -> dict[str, dict]:
 
 
 def _read_op_table() -> dict[str, dict]:
+    import yaml  # here: read only when the cache has no table (importing it takes 10 ms)
+
     return yaml.load(_OP_TABLE.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
