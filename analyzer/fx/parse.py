@@ -24,6 +24,7 @@ from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 from analyzer.errors import InputError
+from analyzer.fx.lines import FastLine, NotFast, split_dump
 
 __all__ = [
     "DTYPES",
@@ -293,6 +294,9 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
             constant without a known type.
     """
     text = _LAMBDA_CLASS.sub("class _lambda(", text)  # fx prints the class of a lambda module as <lambda>
+    graph = _read_fast(text, path)
+    if graph is not None:
+        return graph
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -303,6 +307,22 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
     if fn is None:
         raise InputError(f"{path}:1: not a torch.fx graph dump (no class with a forward method)")
     return _Reader(path, text.splitlines(), fn).read()
+
+
+def _read_fast(text: str, path: str) -> FxGraph | None:
+    """The dump read with its node lines read by :mod:`analyzer.fx.lines` and the rest by
+    :mod:`ast`; None when that reading does not apply or meets anything wrong (the reading of
+    the whole text by :mod:`ast` then gives the result or the message)."""
+    dump = split_dump(text)
+    if dump is None or not dump.lines:
+        return None
+    try:
+        fn = _forward(ast.parse(dump.skeleton))
+        if fn is None or not dump.fits(fn):
+            return None
+        return _Reader(path, text.splitlines(), fn, dump.lines).read()
+    except Exception:  # noqa: BLE001 (any problem: the ast reading names it)
+        return None
 
 
 def _forward(tree: ast.Module) -> ast.FunctionDef | None:
@@ -325,10 +345,15 @@ def _dotted(expr: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
+def _line_of(stmt: ast.stmt | FastLine) -> int:
+    return stmt.line if isinstance(stmt, FastLine) else stmt.lineno
+
+
 class _Reader:
-    def __init__(self, path: str, lines: list[str], fn: ast.FunctionDef) -> None:
+    def __init__(self, path: str, lines: list[str], fn: ast.FunctionDef, fast: list[FastLine] | None = None) -> None:
         self.path = path
         self.fn = fn
+        self.fast = fast or []  # node lines read without ast (analyzer.fx.lines), not in fn.body
         self.comments = [
             (i, line.strip().lstrip("#").strip())
             for i, line in enumerate(lines, start=1)
@@ -350,10 +375,14 @@ class _Reader:
         for arg in self.fn.args.args[1:]:
             if arg.annotation is not None:
                 self.add_input(arg.arg, self.annotation(arg.annotation, arg.lineno), arg.lineno)
-        for stmt in self.fn.body:
+        body = sorted([*self.fn.body, *self.fast], key=_line_of) if self.fast else self.fn.body
+        for stmt in body:
             if self.outputs is not None:
-                raise self.fail(stmt.lineno, "statement after return")
-            self.statement(stmt)
+                raise self.fail(_line_of(stmt), "statement after return")
+            if isinstance(stmt, FastLine):
+                self.fast_statement(stmt)
+            else:
+                self.statement(stmt)
         if self.outputs is None:
             raise self.fail(self.fn.lineno, "not a torch.fx graph dump (forward has no return)")
         if not self.inputs and self.fn.args.args[1:]:
@@ -380,17 +409,20 @@ class _Reader:
     def annotation(self, expr: ast.expr, line: int) -> TensorType:
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             raise self.fail(line, 'annotation is not a string such as "f32[8, 1536]"')
-        known = self.types.get(expr.value)
+        return self.annotation_text(expr.value, line)
+
+    def annotation_text(self, text: str, line: int) -> TensorType:
+        known = self.types.get(text)
         if known is not None:
             return known
-        m = _ANNOTATION.fullmatch(expr.value.strip())
+        m = _ANNOTATION.fullmatch(text.strip())
         if not m or m["dtype"] not in DTYPES:
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
+            raise self.fail(line, f"unsupported annotation {text!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
         if not all(_DIM.fullmatch(d) for d in dims):
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
+            raise self.fail(line, f"unsupported annotation {text!r} (malformed dims)")
         # u0, u1, ...: unbacked SymInts, sizes only known at run time (aten.nonzero, MoE routing)
-        ttype = self.types[expr.value] = TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
+        ttype = self.types[text] = TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
         return ttype
 
     def statement(self, stmt: ast.stmt) -> None:
@@ -480,8 +512,55 @@ class _Reader:
                 kwargs[kw.arg] = self.literal(kw.value, line)
         else:
             raise self.fail(line, f"unsupported value {ast.unparse(value)[:60]!r}")
+        self.add_node(name, target, args, kwargs, ttype, line)
+
+    def add_node(self, name: str, target: str, args: tuple, kwargs: dict, ttype: TensorType | None, line: int) -> None:
         self.define(name, line)
         self.nodes.append(FxNode(name, target, args, kwargs, ttype, self.source(line), line))
+
+    def fast_statement(self, x: FastLine) -> None:
+        """:meth:`statement` of a node line read by :mod:`analyzer.fx.lines` (NotFast where
+        :meth:`statement` would raise: the caller then reads the text with ast)."""
+        ttype = None if x.annotation is None else self.annotation_text(x.annotation, x.line)
+        if x.form == "getitem":
+            index = self.fast_value(x.args[0])
+            if not (x.target in self.defined and isinstance(index, int)):
+                raise NotFast
+            target, args, kwargs = "getitem", (Ref(x.target), index), {}
+        elif x.form == "get_attr":
+            target, args, kwargs = "get_attr", (x.target,), {}
+        else:
+            if x.target.count(".") < 3:
+                raise NotFast
+            target = x.target[len("torch.ops.") :]
+            args = tuple(self.fast_value(a) for a in x.args)
+            kwargs = {k: self.fast_value(v) for k, v in x.kwargs}
+        self.add_node(x.name, target, args, kwargs, ttype, x.line)
+
+    def fast_value(self, value: tuple):
+        """:meth:`literal` of a value parsed by :mod:`analyzer.fx.lines`."""
+        kind, v = value
+        if kind == "const":
+            return v
+        if kind == "name":
+            if v in self.defined:
+                return Ref(v)
+            if v in _NUMBER_NAMES:
+                return _NUMBER_NAMES[v]
+        elif kind == "list":
+            return [self.fast_value(e) for e in v]
+        elif kind == "neg":
+            inner = self.fast_value(v)
+            if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+                return -inner
+        elif kind == "attr":
+            if v.startswith("torch.ops."):
+                return OpRef(v[len("torch.ops.") :])
+            if v.startswith("torch."):
+                return TorchConst(v)
+        elif kind == "device":
+            return TorchConst(v)
+        raise NotFast
 
     def literal(self, expr: ast.expr, line: int):
         if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (bool, int, float, str))):
