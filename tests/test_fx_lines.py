@@ -115,6 +115,12 @@ def test_node_lines_blanked_for_ast():
         '    def forward(self, x: "f32[2]"):\n'
         "        z: \"f32[]\" = torch.ops.aten.zeros.default([], device = device(type='cuda', type='cpu'))\n"
         "        return (z,)\n",
+        '    def forward(self, x: "f32[2]"):\n'
+        '        add: "f32[2]" = torch.ops.aten.add.Tensor(x, -, +1, 1.5.2)\n'
+        "        return (add,)\n",
+        '    def forward(self, x: "f32[2]"):\n'
+        "        z: \"f32[]\" = torch.ops.aten.zeros.default([], device = device(type='cuda', index=\u00b2))\n"
+        "        return (z,)\n",
         # errors the reader finds: a name used before it is defined, a name defined twice
         '    def forward(self, x: "f32[2]"):\n'
         '        add: "f32[2]" = torch.ops.aten.add.Tensor(y, 1)\n'
