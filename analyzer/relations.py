@@ -603,8 +603,6 @@ def check_weight_values(
     """
     import numpy as np
 
-    from analyzer.sim.layouts import distribute
-
     n = len(ranks)
     candidates = {
         rel.seq_value: rel
@@ -622,6 +620,8 @@ def check_weight_values(
         mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
         if full is None or any(x is None for x in mine):
             continue
+        from analyzer.sim.layouts import distribute  # here: graphs whose weights are inputs never need it
+
         lay = rel.layout
         try:
             expected = distribute(lay, full, n)

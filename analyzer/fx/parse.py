@@ -12,7 +12,10 @@ name in the shape; ``name: "Sym(u0)" = torch.ops.aten.sym_size.int(x, 0)`` is a 
 tensor type, and torch's bound checks of such sizes (``"Sym(u0 >= 0)"`` comparisons and
 ``aten._assert_scalar``) are dropped.
 
-The text is read with :mod:`ast`; nothing in it is imported or run.
+The text is read with :mod:`ast`; nothing in it is imported or run. Node lines as torch.fx
+prints them are read by :mod:`analyzer.fx.lines` (a regex each, 3x faster than the syntax tree)
+and only the rest by :mod:`ast`, with the same result; anything that reading does not cover
+sends the whole text through :mod:`ast`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 from analyzer.errors import InputError
+from analyzer.fx.lines import FastLine, NotFast, split_dump
 
 __all__ = [
     "DTYPES",
@@ -66,51 +70,120 @@ _LAMBDA_CLASS = re.compile(r"^class <lambda>\(", re.MULTILINE)
 _NUMBER_NAMES = {"inf": float("inf"), "nan": float("nan")}
 
 
-@dataclass(frozen=True)
-class TensorType:
+class _Record:
+    """A record whose fields are its ``__slots__``, compared, hashed and printed as
+    ``@dataclass`` does (``Ref(name='x')``). The classes below are written out rather than made
+    by ``@dataclass``, whose generated methods took 3 ms of each process importing this
+    module."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Frozen(_Record):
+    """A :class:`_Record` that cannot change after ``__init__`` (as ``@dataclass(frozen=True)``)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple:  # copy and pickle through __init__, not __setattr__
+        return type(self), self._values()
+
+
+_set = object.__setattr__
+
+
+class TensorType(_Frozen):
     """Dtype code (one of :data:`DTYPES`) and shape of a value: sizes, or the name of a
     data-dependent size (an unbacked SymInt such as ``u0``, the row count of ``aten.nonzero``)."""
 
+    __slots__ = ("dtype", "shape")
     dtype: str
     shape: tuple[int | str, ...]
+
+    def __init__(self, dtype: str, shape: tuple[int | str, ...]) -> None:
+        _set(self, "dtype", dtype)
+        _set(self, "shape", shape)
+
+    def __eq__(self, other: object) -> bool:  # hot: value types are compared and hashed per node
+        if other.__class__ is TensorType:
+            return self.dtype == other.dtype and self.shape == other.shape
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape))
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(_Frozen):
     """A reference to an earlier value (graph input, node or constant) by name."""
 
+    __slots__ = ("name",)
     name: str
 
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
-@dataclass(frozen=True)
-class OpRef:
+
+class OpRef(_Frozen):
     """An operator passed as an argument (``torch.ops._C.rms_norm.default`` -> ``_C.rms_norm.default``)."""
 
+    __slots__ = ("target",)
     target: str
 
+    def __init__(self, target: str) -> None:
+        _set(self, "target", target)
 
-@dataclass(frozen=True)
-class TorchConst:
+
+class TorchConst(_Frozen):
     """A torch object printed as an argument: ``torch.int32``, ``torch.contiguous_format``,
     ``device(type='cuda', index=0)``; ``text`` is its source text."""
 
+    __slots__ = ("text",)
     text: str
 
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
-@dataclass(frozen=True)
-class FxInput:
+
+class FxInput(_Frozen):
     """A graph input (a ``forward`` parameter)."""
 
+    __slots__ = ("name", "type", "line")
     name: str
     type: TensorType
     line: int
 
+    def __init__(self, name: str, type: TensorType, line: int) -> None:
+        _set(self, "name", name)
+        _set(self, "type", type)
+        _set(self, "line", line)
 
-@dataclass
-class FxNode:
+
+class FxNode(_Record):
     """One node, in graph order.
 
     Attributes:
@@ -127,25 +200,47 @@ class FxNode:
         line: 1-based line in the dump.
     """
 
-    name: str
-    target: str
-    args: tuple
-    kwargs: dict
-    type: TensorType | None
-    source: str | None
-    line: int
+    __slots__ = ("name", "target", "args", "kwargs", "type", "source", "line")
+
+    def __init__(
+        self,
+        name: str,
+        target: str,
+        args: tuple,
+        kwargs: dict,
+        type: TensorType | None,
+        source: str | None,
+        line: int,
+    ) -> None:
+        self.name = name
+        self.target = target
+        self.args = args
+        self.kwargs = kwargs
+        self.type = type
+        self.source = source
+        self.line = line
 
 
-@dataclass
-class FxGraph:
+class FxGraph(_Record):
     """A parsed dump: inputs, nodes in order, and the returned values (None entries kept)."""
 
-    path: str
-    inputs: list[FxInput]
-    nodes: list[FxNode]
-    outputs: list[str | None]
-    output_line: int
-    by_name: dict[str, FxNode] = field(default_factory=dict)
+    __slots__ = ("path", "inputs", "nodes", "outputs", "output_line", "by_name")
+
+    def __init__(
+        self,
+        path: str,
+        inputs: list[FxInput],
+        nodes: list[FxNode],
+        outputs: list[str | None],
+        output_line: int,
+        by_name: dict[str, FxNode] | None = None,
+    ) -> None:
+        self.path = path
+        self.inputs = inputs
+        self.nodes = nodes
+        self.outputs = outputs
+        self.output_line = output_line
+        self.by_name = {} if by_name is None else by_name
 
     def where(self, line: int) -> str:
         """``path:line`` for messages."""
@@ -202,6 +297,9 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
             constant without a known type.
     """
     text = _LAMBDA_CLASS.sub("class _lambda(", text)  # fx prints the class of a lambda module as <lambda>
+    graph = _read_fast(text, path)
+    if graph is not None:
+        return graph
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -212,6 +310,22 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
     if fn is None:
         raise InputError(f"{path}:1: not a torch.fx graph dump (no class with a forward method)")
     return _Reader(path, text.splitlines(), fn).read()
+
+
+def _read_fast(text: str, path: str) -> FxGraph | None:
+    """The dump read with its node lines read by :mod:`analyzer.fx.lines` and the rest by
+    :mod:`ast`; None when that reading does not apply or meets anything wrong (the reading of
+    the whole text by :mod:`ast` then gives the result or the message)."""
+    dump = split_dump(text)
+    if dump is None or not dump.lines:
+        return None
+    try:
+        fn = _forward(ast.parse(dump.skeleton))
+        if fn is None or not dump.fits(fn):
+            return None
+        return _Reader(path, text.splitlines(), fn, dump.lines).read()
+    except Exception:  # any problem: the ast reading names it
+        return None
 
 
 def _forward(tree: ast.Module) -> ast.FunctionDef | None:
@@ -234,10 +348,15 @@ def _dotted(expr: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
+def _line_of(stmt: ast.stmt | FastLine) -> int:
+    return stmt.line if isinstance(stmt, FastLine) else stmt.lineno
+
+
 class _Reader:
-    def __init__(self, path: str, lines: list[str], fn: ast.FunctionDef) -> None:
+    def __init__(self, path: str, lines: list[str], fn: ast.FunctionDef, fast: list[FastLine] | None = None) -> None:
         self.path = path
         self.fn = fn
+        self.fast = fast or []  # node lines read without ast (analyzer.fx.lines), not in fn.body
         self.comments = [
             (i, line.strip().lstrip("#").strip())
             for i, line in enumerate(lines, start=1)
@@ -259,10 +378,14 @@ class _Reader:
         for arg in self.fn.args.args[1:]:
             if arg.annotation is not None:
                 self.add_input(arg.arg, self.annotation(arg.annotation, arg.lineno), arg.lineno)
-        for stmt in self.fn.body:
+        body = sorted([*self.fn.body, *self.fast], key=_line_of) if self.fast else self.fn.body
+        for stmt in body:
             if self.outputs is not None:
-                raise self.fail(stmt.lineno, "statement after return")
-            self.statement(stmt)
+                raise self.fail(_line_of(stmt), "statement after return")
+            if isinstance(stmt, FastLine):
+                self.fast_statement(stmt)
+            else:
+                self.statement(stmt)
         if self.outputs is None:
             raise self.fail(self.fn.lineno, "not a torch.fx graph dump (forward has no return)")
         if not self.inputs and self.fn.args.args[1:]:
@@ -289,17 +412,20 @@ class _Reader:
     def annotation(self, expr: ast.expr, line: int) -> TensorType:
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             raise self.fail(line, 'annotation is not a string such as "f32[8, 1536]"')
-        known = self.types.get(expr.value)
+        return self.annotation_text(expr.value, line)
+
+    def annotation_text(self, text: str, line: int) -> TensorType:
+        known = self.types.get(text)
         if known is not None:
             return known
-        m = _ANNOTATION.fullmatch(expr.value.strip())
+        m = _ANNOTATION.fullmatch(text.strip())
         if not m or m["dtype"] not in DTYPES:
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (expected a dtype in {', '.join(DTYPES)})")
+            raise self.fail(line, f"unsupported annotation {text!r} (expected a dtype in {', '.join(DTYPES)})")
         dims = [d.strip() for d in m["dims"].split(",")] if m["dims"].strip() else []
         if not all(_DIM.fullmatch(d) for d in dims):
-            raise self.fail(line, f"unsupported annotation {expr.value!r} (malformed dims)")
+            raise self.fail(line, f"unsupported annotation {text!r} (malformed dims)")
         # u0, u1, ...: unbacked SymInts, sizes only known at run time (aten.nonzero, MoE routing)
-        ttype = self.types[expr.value] = TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
+        ttype = self.types[text] = TensorType(m["dtype"], tuple(int(d) if d.isdigit() else d for d in dims))
         return ttype
 
     def statement(self, stmt: ast.stmt) -> None:
@@ -389,8 +515,55 @@ class _Reader:
                 kwargs[kw.arg] = self.literal(kw.value, line)
         else:
             raise self.fail(line, f"unsupported value {ast.unparse(value)[:60]!r}")
+        self.add_node(name, target, args, kwargs, ttype, line)
+
+    def add_node(self, name: str, target: str, args: tuple, kwargs: dict, ttype: TensorType | None, line: int) -> None:
         self.define(name, line)
         self.nodes.append(FxNode(name, target, args, kwargs, ttype, self.source(line), line))
+
+    def fast_statement(self, x: FastLine) -> None:
+        """:meth:`statement` of a node line read by :mod:`analyzer.fx.lines` (NotFast where
+        :meth:`statement` would raise: the caller then reads the text with ast)."""
+        ttype = None if x.annotation is None else self.annotation_text(x.annotation, x.line)
+        if x.form == "getitem":
+            index = self.fast_value(x.args[0])
+            if not (x.target in self.defined and isinstance(index, int)):
+                raise NotFast
+            target, args, kwargs = "getitem", (Ref(x.target), index), {}
+        elif x.form == "get_attr":
+            target, args, kwargs = "get_attr", (x.target,), {}
+        else:
+            if x.target.count(".") < 3:
+                raise NotFast
+            target = x.target[len("torch.ops.") :]
+            args = tuple(self.fast_value(a) for a in x.args)
+            kwargs = {k: self.fast_value(v) for k, v in x.kwargs}
+        self.add_node(x.name, target, args, kwargs, ttype, x.line)
+
+    def fast_value(self, value: tuple):
+        """:meth:`literal` of a value parsed by :mod:`analyzer.fx.lines`."""
+        kind, v = value
+        if kind == "const":
+            return v
+        if kind == "name":
+            if v in self.defined:
+                return Ref(v)
+            if v in _NUMBER_NAMES:
+                return _NUMBER_NAMES[v]
+        elif kind == "list":
+            return [self.fast_value(e) for e in v]
+        elif kind == "neg":
+            inner = self.fast_value(v)
+            if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+                return -inner
+        elif kind == "attr":
+            if v.startswith("torch.ops."):
+                return OpRef(v[len("torch.ops.") :])
+            if v.startswith("torch."):
+                return TorchConst(v)
+        elif kind == "device":
+            return TorchConst(v)
+        raise NotFast
 
     def literal(self, expr: ast.expr, line: int):
         if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (bool, int, float, str))):

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import onnx
-import yaml
 from onnx import helper
 
 from analyzer.cache import cached, digest
@@ -50,6 +49,8 @@ def op_table() -> dict[str, dict]:
 
 
 def _read_op_table() -> dict[str, dict]:
+    import yaml  # here: read only when the cache has no table (importing it takes 10 ms)
+
     return yaml.load(_OP_TABLE.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
@@ -222,33 +223,38 @@ class _ValueInfos:
         self.types = types
         self.built: dict[TensorType, onnx.TypeProto] = {}
 
-    def __call__(self, name: str) -> onnx.ValueInfoProto:
+    def write(self, vi: onnx.ValueInfoProto, name: str) -> None:
+        """Fill the empty ``vi`` with the value info of ``name``."""
         ttype = self.types[name]
         proto = self.built.get(ttype)
         if proto is None:
             proto = self.built[ttype] = _value_info("", ttype).type
-        vi = onnx.ValueInfoProto(name=name)
+        vi.name = name
         vi.type.CopyFrom(proto)
-        return vi
 
 
 def _model(b: GraphBuilder, graph: FxGraph, outputs: list[str], used: set) -> onnx.ModelProto:
+    """The builder's model completed: the fields ``helper.make_graph`` and ``helper.make_model``
+    would write, written in place (they copy every node and value info once more)."""
     init_names = {t.name for t in b.initializers}
     boundary = set(b.inputs) | set(outputs) | init_names
-    produced = [o for n in b.nodes for o in n.output if o]
     info = _ValueInfos(b.types)
-    g = helper.make_graph(
-        b.nodes,
-        Path(graph.path).stem,
-        [info(n) for n in b.inputs],
-        [info(n) for n in outputs],
-        initializer=b.initializers,
-        value_info=[info(n) for n in produced if n not in boundary and n in b.types],
-    )
+    model = b.model
+    g = model.graph
+    g.name = Path(graph.path).stem
+    for n in b.inputs:
+        info.write(g.input.add(), n)
+    for n in outputs:
+        info.write(g.output.add(), n)
+    for n in b.produced:
+        if n and n not in boundary and n in b.types:
+            info.write(g.value_info.add(), n)
     functions = function_protos(used)
     domains = sorted(b.domains | {f.domain for f in functions})
     opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in domains]
-    model = helper.make_model(g, opset_imports=opsets, functions=functions, ir_version=_IR_VERSION)
+    model.ir_version = _IR_VERSION
+    model.opset_import.extend(opsets)
+    model.functions.extend(functions)
     model.producer_name = "shardlog import-fx"
     model.doc_string = f"imported from the torch.fx graph dump {graph.path}"
     # no onnx.checker here: it took 0.004 s of each imported graph of a check; the importer's
