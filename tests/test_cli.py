@@ -111,7 +111,7 @@ def test_json_report_and_tables(tmp_path):
     code, out, _ = _run(["check", *_files(), "--json", str(report), "--out", str(tmp_path / "tables")])
     assert code == 0, out
     data = json.loads(report.read_text())
-    assert data["verdict"] == "verified" and data["world_size"] == 2 and data["engine"] == "clingo"
+    assert data["verdict"] == "verified" and data["world_size"] == 2 and data["engine"] == "seminaive"
     assert data["outputs"] == [
         {"name": "logits", "relation": "Replicate", "rank_values": data["outputs"][0]["rank_values"]}
     ]
