@@ -391,3 +391,20 @@ def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, mon
         assert to_onnx.op_table() == table == to_onnx._read_op_table()
     finally:
         to_onnx.op_table.cache_clear()
+
+
+def test_coverage_runs_the_cached_instrumented_program_and_agrees_with_clingo(tmp_path, monkeypatch):
+    from analyzer import driver
+
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    seq, ranks, extra = _args(EXAMPLES / "llama_tp2")
+    first = check(seq, ranks, coverage=True, **extra)
+    assert list(tmp_path.glob("program-coverage-*.pickle"))
+    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    again = check(seq, ranks, coverage=True, **extra)  # the instrumented program from the cache
+    other = check(seq, ranks, coverage=True, engine="clingo", **extra)
+    fired = [c for c in first.derivation.coverage if c.fired]
+    assert fired and len(fired) < len(first.derivation.coverage)
+    assert first.derivation.coverage == again.derivation.coverage == other.derivation.coverage
+    assert first.derivation.derived == other.derivation.derived
