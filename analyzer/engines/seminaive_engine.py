@@ -549,7 +549,7 @@ class _RuleWriter:
     def split(self, pending: list[tuple[int, BodyLiteral]], bound: set[str], then) -> None:
         """Go on in a continuation function taking the bound variables (Python allows 20 nested
         blocks in one function; the longest rules of the library join more atoms than that)."""
-        name = f"_k{len(self.parts)}"
+        name = f"_c{len(self.parts)}"
         params = ", ".join(f"v_{v}" for v in sorted(bound))
         self.emit(f"{name}({params})")
         saved = self.lines, self.depth, self.loops
