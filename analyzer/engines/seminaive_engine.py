@@ -44,7 +44,7 @@ import operator
 import sys
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from analyzer.dl import functors
@@ -73,7 +73,7 @@ from analyzer.dl.syntax import (
 from analyzer.engines.base import Engine, check_rows, finish_outputs
 from analyzer.engines.relevance import kept_on_facts, program_shapes
 
-__all__ = ["SemiNaiveEngine", "program_source", "rule_source"]
+__all__ = ["KEY_TYPES", "SemiNaiveEngine", "key_columns", "program_source", "rule_source"]
 
 
 class SemiNaiveEngine(Engine):
@@ -358,18 +358,19 @@ def _sources(program: Program) -> tuple[list[_Component], list[tuple[str, str]]]
         by_head[rule.head.relation].append(i)
     sources: list[tuple[str, str]] = []
     components = []
+    keys = key_columns(program)
     for relations in strata(program):
         members = set(relations)
         compiled = []
         recursive = False
         for i in sorted(i for rel in relations for i in by_head.get(rel, ())):
             rule = program.rules[i]
-            sources.append((f"r{i}", rule_source(rule, f"r{i}")))
+            sources.append((f"r{i}", rule_source(rule, f"r{i}", keys=keys)))
             deltas = []
             for j, lit in enumerate(rule.body):
                 if isinstance(lit, Atom) and lit.relation in members:
                     recursive = True
-                    sources.append((f"r{i}_d{j}", rule_source(rule, f"r{i}_d{j}", delta=j)))
+                    sources.append((f"r{i}_d{j}", rule_source(rule, f"r{i}_d{j}", delta=j, keys=keys)))
                     deltas.append((f"r{i}_d{j}", lit.relation))
             compiled.append(_CompiledRule(i, f"r{i}", tuple(deltas)))
         if compiled:
@@ -383,7 +384,7 @@ def _make_plan(program: Program) -> _Plan:
     return _Plan(tuple(components), code, _made_here())
 
 
-_PLAN_FORMAT = "2"  # change it when _Plan or the generated code's conventions change
+_PLAN_FORMAT = "3"  # change it when _Plan or the generated code's conventions change
 
 
 def _made_here() -> str:
@@ -429,7 +430,7 @@ _MAX_LOOPS = 15  # nested loops per generated function before a continuation (se
 _FUNCTORS = {"cat": "_cat", "to_string": "_to_string", "to_number": "_to_number", "strlen": "_strlen"}
 
 
-def rule_source(rule: Rule, name: str, delta: int | None = None) -> str:
+def rule_source(rule: Rule, name: str, delta: int | None = None, keys: Collection[tuple[str, int]] = ()) -> str:
     """Python source of a function evaluating ``rule``.
 
     The function is ``name(rows, index, keys, delta_rows, out)``: ``rows`` maps every relation
@@ -441,6 +442,8 @@ def rule_source(rule: Rule, name: str, delta: int | None = None) -> str:
         rule: A normalised rule of a checked program.
         name: The function's name.
         delta: Position in ``rule.body`` of the atom that reads ``delta_rows``, or None.
+        keys: ``(relation, column)`` pairs whose values pick out few rows (:func:`key_columns`);
+            a bound one weighs most when the atoms are ordered.
 
     Returns:
         The source text (a ``def``).
@@ -449,7 +452,29 @@ def rule_source(rule: Rule, name: str, delta: int | None = None) -> str:
         DatalogError: If a literal can never have its variables bound (not a safe rule).
     """
     rule = name_aggregate_wildcards(lift_expressions(rule, head=True))
-    return _RuleWriter(rule, name, delta).source()
+    return _RuleWriter(rule, name, delta, frozenset(keys)).source()
+
+
+#: Declared types whose values are identifiers (a house convention of schemas/: node and value
+#: names); an atom with a bound column of such a type matches few rows.
+KEY_TYPES = frozenset({"NodeId", "ValueId"})
+
+
+def key_columns(program: Program) -> frozenset[tuple[str, int]]:
+    """The ``(relation, column)`` pairs of ``program`` whose declared type is in :data:`KEY_TYPES`.
+
+    The join order uses them in place of statistics, which a plan compiled once per program
+    does not have: a bound graph name, rank, axis or layout kind leaves many rows, a bound
+    node or value name few.
+
+    Args:
+        program: A checked program.
+
+    Returns:
+        The pairs.
+    """
+    columns = ((name, i, t) for name, decl in program.decls.items() for i, (_, t) in enumerate(decl.columns))
+    return frozenset((name, i) for name, i, t in columns if t in KEY_TYPES)
 
 
 def _vars(lit: BodyLiteral) -> set[str]:
@@ -457,8 +482,9 @@ def _vars(lit: BodyLiteral) -> set[str]:
 
 
 class _RuleWriter:
-    def __init__(self, rule: Rule, name: str, delta: int | None) -> None:
+    def __init__(self, rule: Rule, name: str, delta: int | None, keys: frozenset[tuple[str, int]]) -> None:
         self.rule = rule
+        self.keys = keys
         self.name = name
         self.delta = delta
         self.lines: list[str] = []
@@ -538,7 +564,7 @@ class _RuleWriter:
             if self.loops >= _MAX_LOOPS:
                 self.split(pending, bound, then)
                 return
-            best = max(atoms, key=lambda item: (self.known(item[1], bound), -item[0]))
+            best = max(atoms, key=lambda item: self.score(item[0], item[1], bound))
             pending.remove(best)
             self.atom(best[1], bound)
         if pending:
@@ -558,9 +584,14 @@ class _RuleWriter:
         self.parts.append([f"    def {name}({params}):", *self.lines])
         self.lines, self.depth, self.loops = saved
 
-    @staticmethod
-    def known(atom: Atom, bound: set[str]) -> int:
-        return sum(1 for a in atom.args if isinstance(a, Const) or (isinstance(a, Var) and a.name in bound))
+    def score(self, position: int, atom: Atom, bound: set[str]) -> tuple:
+        """Which atom to join next (the highest): a membership test (no new variable), then the
+        most bound identifier columns (:func:`key_columns`), the most known arguments, the
+        rule's order."""
+        known = [isinstance(a, Const) or (isinstance(a, Var) and a.name in bound) for a in atom.args]
+        test = all(k or isinstance(a, Wildcard) for k, a in zip(known, atom.args))
+        ids = sum(1 for i, k in enumerate(known) if k and (atom.relation, i) in self.keys)
+        return test, ids, sum(known), -position
 
     def ready(self, i: int, lit: BodyLiteral, bound: set[str]) -> bool:
         if isinstance(lit, Negation):
