@@ -14,9 +14,12 @@ Each rule becomes Python source with one nested loop per positive atom, compiled
 program (:func:`_plan`; the code object is kept on the program, which the driver's program
 cache pickles, as marshal bytes):
 
-* the atoms are joined in a greedy order: the next atom is the one with the most arguments
-  already known (constants and bound variables), ties in the rule's order; every
-  comparison, assignment, negation and aggregate comes as soon as its variables are bound;
+* the atoms are joined in a greedy order: next a membership test if one is ready, else the
+  atom with the most bound node or value names (:data:`KEY_TYPES`), then the most known
+  arguments, ties in the rule's order; every comparison, assignment, negation and aggregate
+  comes as soon as its variables are bound. (Counting constants and ranks as well as names
+  once ordered a rule of ``rules/parallel/expert_backward.dl`` into a cross product of every
+  replicated piece with every Mul node: 114 s on ``examples/mixtral_ep2_adamw``, now 0.5 s);
 * an atom with known arguments is read through a hash index on those columns (built the
   first time a rule asks for it, kept up to date as a recursive component grows); an atom
   that binds nothing new is a membership test;
