@@ -48,7 +48,7 @@ import sys
 import weakref
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from analyzer.dl import functors
 from analyzer.dl.checks import INT_MAX, INT_MIN
@@ -270,29 +270,30 @@ def _converted(decl: Decl, rows: list) -> set[tuple]:
 # The compiled program
 
 
-@dataclass(frozen=True)
-class _CompiledRule:
+# Named tuples, not dataclasses: the plan is unpickled by every check (a tuple is rebuilt
+# faster than an object's __dict__) and the module is imported by every check.
+class _CompiledRule(NamedTuple):
     index: int  # in program.rules
     full: str  # the function reading every row of every atom
     deltas: tuple[tuple[str, str], ...]  # (function, relation) per recursive atom, which reads the delta
 
 
-@dataclass(frozen=True)
-class _Component:
+class _Component(NamedTuple):
     relations: tuple[str, ...]
     recursive: bool
     rules: tuple[_CompiledRule, ...]
 
 
-@dataclass
 class _Plan:
     """A program's components in evaluation order and the code of their rules: per function,
     the marshal bytes of a compiled module defining it, loaded when a run first calls it (a
-    check calls about half of them: the rest are left out by the pruning)."""
+    check calls about half of them: the rest are left out by the pruning). ``python`` names
+    the interpreter and plan format the bytes are for (see :func:`_made_here`)."""
 
-    components: tuple[_Component, ...]
-    code: dict[str, bytes]
-    python: str  # the interpreter and plan format the marshal bytes are for (see _made_here)
+    def __init__(self, components: tuple[_Component, ...], code: dict[str, bytes], python: str) -> None:
+        self.components = components
+        self.code = code
+        self.python = python
 
     def functions(self) -> _Functions:
         """The rule functions by name (each module executed once per plan object)."""
@@ -387,7 +388,7 @@ def _make_plan(program: Program) -> _Plan:
     return _Plan(tuple(components), code, _made_here())
 
 
-_PLAN_FORMAT = "3"  # change it when _Plan or the generated code's conventions change
+_PLAN_FORMAT = "4"  # change it when _Plan or the generated code's conventions change
 
 
 def _made_here() -> str:
