@@ -526,7 +526,13 @@ _CACHE_FORMAT = b"program + engine preparations, rules stored apart, 9"
 # these modules (not imported here)
 _TRANSLATOR_SOURCES = tuple(
     Path(__file__).parent / m
-    for m in ("engines/seminaive_engine.py", "engines/clingo_engine.py", "dl/normalize.py", "engines/relevance.py")
+    for m in (
+        "engines/seminaive_engine.py",
+        "engines/seminaive_codegen.py",
+        "engines/clingo_engine.py",
+        "dl/normalize.py",
+        "engines/relevance.py",
+    )
 )
 _PROGRAMS: dict[str, object] = {}  # programs loaded in this process, by the digest of their files
 

@@ -191,6 +191,7 @@ def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypa
     import analyzer.dl.normalize
     import analyzer.engines.clingo_engine
     import analyzer.engines.relevance
+    import analyzer.engines.seminaive_codegen
     import analyzer.engines.seminaive_engine
     from analyzer import driver
     from analyzer.rulebook import rule_files, schema_files
@@ -198,6 +199,7 @@ def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypa
     real = {p.resolve() for p in driver._TRANSLATOR_SOURCES}
     modules = (
         analyzer.engines.seminaive_engine,
+        analyzer.engines.seminaive_codegen,
         analyzer.engines.clingo_engine,
         analyzer.dl.normalize,
         analyzer.engines.relevance,
