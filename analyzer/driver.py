@@ -521,7 +521,7 @@ def _same(inp: CheckInput) -> list[int] | None:
 
 
 # part of the cache key: change it when what is pickled changes
-_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 9"
+_CACHE_FORMAT = b"program + engine preparations, rules stored apart, 10"
 # the default engine's compiled rules and the rule shapes (pickled with the program) are made by
 # these modules (not imported here)
 _TRANSLATOR_SOURCES = tuple(

@@ -40,6 +40,7 @@ __all__ = [
     "lift_expressions",
     "name_aggregate_wildcards",
     "order_body",
+    "ready_literal",
     "rule_var_names",
 ]
 
@@ -215,6 +216,42 @@ def term_vars_of_atom(atom: Atom) -> list[Var]:
     return [v for a in atom.args for v in term_vars(a)]
 
 
+def ready_literal(lit: BodyLiteral, bound: set[str], outer: set[str] = frozenset()) -> BodyLiteral | None:
+    """``lit`` as it is evaluated once the variables ``bound`` are bound, or None when it must wait.
+
+    A positive atom is always ready; a negation or a comparison when all its variables are
+    bound; an ``=`` with one side an unbound variable and the other side bound is an
+    assignment, returned as ``variable = expression``; an aggregate ``v = agg`` when the
+    variables of ``outer`` (those it shares with the rest of its rule) that it uses are bound.
+
+    Args:
+        lit: A body literal.
+        bound: Variables bound so far.
+        outer: Variables that aggregates share with the rest of their rule.
+
+    Returns:
+        The literal (an assignment possibly flipped), or None.
+    """
+    if isinstance(lit, Atom):
+        return lit
+    if isinstance(lit, Constraint) and isinstance(lit.right, Aggregate):
+        agg = lit.right
+        used = {v.name for v in body_vars(agg.body)}
+        if agg.target is not None:
+            used.update(v.name for v in term_vars(agg.target))
+        return lit if (used & outer) <= bound else None
+    if isinstance(lit, Constraint) and lit.op == "=":
+        lv = {v.name for v in term_vars(lit.left)}
+        rv = {v.name for v in term_vars(lit.right)}
+        assigns_left = isinstance(lit.left, Var) and lit.left.name not in bound
+        if rv <= bound and (lv <= bound or assigns_left):
+            return lit
+        if isinstance(lit.right, Var) and lit.right.name not in bound and lv <= bound:
+            return Constraint("=", lit.right, lit.left, lit.loc)
+        return None
+    return lit if _needs(lit) <= bound else None
+
+
 def order_body(
     body: Iterable[BodyLiteral], bound: Iterable[str] = (), *, outer: Iterable[str] = ()
 ) -> list[BodyLiteral]:
@@ -241,26 +278,7 @@ def order_body(
     while pending:
         progress = False
         for lit in list(pending):
-            ready: BodyLiteral | None = None
-            if isinstance(lit, Atom):
-                ready = lit
-            elif isinstance(lit, Constraint) and isinstance(lit.right, Aggregate):
-                agg = lit.right
-                used = {v.name for v in body_vars(agg.body)} | (
-                    {v.name for v in term_vars(agg.target)} if agg.target is not None else set()
-                )
-                if (used & outer_set) <= bound_set:
-                    ready = lit
-            elif isinstance(lit, Constraint) and lit.op == "=":
-                lv = {v.name for v in term_vars(lit.left)}
-                rv = {v.name for v in term_vars(lit.right)}
-                assigns_left = isinstance(lit.left, Var) and lit.left.name not in bound_set
-                if rv <= bound_set and (lv <= bound_set or assigns_left):
-                    ready = lit
-                elif isinstance(lit.right, Var) and lit.right.name not in bound_set and lv <= bound_set:
-                    ready = Constraint("=", lit.right, lit.left, lit.loc)
-            elif _needs(lit) <= bound_set:
-                ready = lit
+            ready = ready_literal(lit, bound_set, outer_set)
             if ready is None:
                 continue
             pending.remove(lit)

@@ -10,9 +10,9 @@ e.g. as a head argument or inside arithmetic, are bound to a fresh variable firs
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from analyzer.dl.errors import NOWHERE, Loc
 
@@ -59,6 +59,7 @@ FUNCTORS: dict[str, tuple[tuple[BaseType, ...], BaseType]] = {
 }
 
 _LOC = field(default=NOWHERE, compare=False, repr=False)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,30 @@ class Program:
     rules: list[Rule] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+
+    def kept(self, name: str, make: Callable[[Program], _T], valid: Callable[[_T], bool] | None = None) -> _T:
+        """``make(self)``, made once and kept on the program as attribute ``name``.
+
+        What an engine derives from a program (a translation, compiled rules, the rule shapes
+        the pruning reads) is kept this way, so it is made once per program object and
+        pickled with the program by the driver's program cache. A program is not changed
+        after it is loaded; its sizes are compared to be safe.
+
+        Args:
+            name: The attribute (not a dataclass field: it takes no part in equality).
+            make: Builds the value from the program.
+            valid: Whether a kept value may be used (e.g. made by this Python); default: any.
+
+        Returns:
+            The kept or new value.
+        """
+        sizes = (len(self.rules), len(self.facts), len(self.outputs), len(self.decls))
+        kept = self.__dict__.get(name)
+        if kept is not None and kept[0] == sizes and (valid is None or valid(kept[1])):
+            return kept[1]
+        made = make(self)
+        self.__dict__[name] = (sizes, made)
+        return made
 
 
 def term_vars(term: Term, *, into_aggregates: bool = True) -> Iterator[Var]:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import operator
 import re
-import weakref
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -375,35 +374,19 @@ class _Compiled:
         return self.facts + "".join(r + "\n" for r in self.rules) + self.shows
 
 
-_COMPILED: dict[int, tuple[weakref.ref, tuple, _Compiled]] = {}
-
-
-_ATTR = "_clingo_compiled"  # where _compiled keeps its result on the program (pickled with it)
-
-
 def _compiled(program: Program) -> _Compiled:
-    """:func:`to_clingo` of ``program`` and the relations its rules read, computed once per
-    program object (a program is not changed after it is loaded; its sizes are compared to
-    be safe). The result is also kept on the program, so a program pickled after this call
-    (the driver's program cache) carries its translation (0.02-0.04 s a process)."""
-    sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
-    hit = _COMPILED.get(id(program))
-    if hit is not None and hit[0]() is program and hit[1] == sig:
-        return hit[2]
-    kept = program.__dict__.get(_ATTR)
-    if kept is not None and kept[0] == sig and isinstance(kept[1], _Compiled):
-        out = kept[1]
-    else:
-        read: set[str] = set(program.outputs)
-        for rule in program.rules:
-            body_relations(rule.body, read)
-        facts, shows = _facts_and_shows(program)
-        out = _Compiled(facts, tuple(_rule(r) for r in program.rules), shows, frozenset(read), program_shapes(program))
-        program.__dict__[_ATTR] = (sig, out)
-    for key in [k for k, (ref, _, _) in _COMPILED.items() if ref() is None]:
-        del _COMPILED[key]
-    _COMPILED[id(program)] = (weakref.ref(program), sig, out)
-    return out
+    """:func:`to_clingo` of ``program`` and the relations its rules read, kept on the program
+    (:meth:`~analyzer.dl.syntax.Program.kept`: once per program object, and a program pickled
+    after this call carries its translation; 0.02-0.04 s a process)."""
+    return program.kept("_clingo_compiled", _translated, lambda made: isinstance(made, _Compiled))
+
+
+def _translated(program: Program) -> _Compiled:
+    read: set[str] = set(program.outputs)
+    for rule in program.rules:
+        body_relations(rule.body, read)
+    facts, shows = _facts_and_shows(program)
+    return _Compiled(facts, tuple(_rule(r) for r in program.rules), shows, frozenset(read), program_shapes(program))
 
 
 # ---------------------------------------------------------------------------------------

@@ -57,15 +57,9 @@ def rule_shapes(program: Program) -> tuple[RuleShape, ...]:
     return tuple(out)
 
 
-_SHAPES = "_rule_shapes"  # where program_shapes keeps its result on the program (pickled with it)
-
-
 def program_shapes(program: Program) -> tuple[RuleShape, ...]:
-    """:func:`rule_shapes` of ``program``, computed once per program object."""
-    kept = program.__dict__.get(_SHAPES)
-    if kept is None or len(kept) != len(program.rules):
-        kept = program.__dict__[_SHAPES] = rule_shapes(program)
-    return kept
+    """:func:`rule_shapes` of ``program``, kept on it (:meth:`~analyzer.dl.syntax.Program.kept`)."""
+    return program.kept("_rule_shapes", rule_shapes)
 
 
 def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Sequence = ()) -> list[int]:
@@ -103,20 +97,18 @@ def kept_on_facts(program: Program, rows: Mapping[str, list[tuple]], copies: Seq
     return kept_rules(program_shapes(program), program.outputs, given, column_values)
 
 
-_FACT_VALUES = "_program_fact_values"
-
-
 def _program_fact_values(program: Program) -> dict[tuple[str, int], frozenset]:
-    """(relation, column) -> the values of the facts written in the program, once per program."""
-    kept = program.__dict__.get(_FACT_VALUES)
-    if kept is None or kept[0] != len(program.facts):
-        values: dict[tuple[str, int], set] = {}
-        for f in program.facts:
-            for i, v in enumerate(f.values):
-                values.setdefault((f.relation, i), set()).add(v)
-            values.setdefault((f.relation, -1), set())  # a relation with a fact, also of arity 0
-        kept = program.__dict__[_FACT_VALUES] = (len(program.facts), {k: frozenset(v) for k, v in values.items()})
-    return kept[1]
+    """(relation, column) -> the values of the facts written in the program, kept on it."""
+    return program.kept("_program_fact_values", _fact_values)
+
+
+def _fact_values(program: Program) -> dict[tuple[str, int], frozenset]:
+    values: dict[tuple[str, int], set] = {}
+    for f in program.facts:
+        for i, v in enumerate(f.values):
+            values.setdefault((f.relation, i), set()).add(v)
+        values.setdefault((f.relation, -1), set())  # a relation with a fact, also of arity 0
+    return {k: frozenset(v) for k, v in values.items()}
 
 
 def body_relations(body: Iterable[BodyLiteral], into: set[str]) -> None:

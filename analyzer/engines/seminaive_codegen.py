@@ -15,7 +15,13 @@ from collections.abc import Collection
 
 from analyzer.dl import functors
 from analyzer.dl.errors import DatalogError
-from analyzer.dl.normalize import aggregate_locals, lift_expressions, name_aggregate_wildcards
+from analyzer.dl.normalize import (
+    aggregate_locals,
+    lift_expressions,
+    name_aggregate_wildcards,
+    ready_literal,
+    rule_var_names,
+)
 from analyzer.dl.syntax import (
     Aggregate,
     Atom,
@@ -30,8 +36,6 @@ from analyzer.dl.syntax import (
     Term,
     Var,
     Wildcard,
-    body_vars,
-    term_vars,
 )
 
 __all__ = ["KEY_TYPES", "RUNTIME", "key_columns", "rule_source"]
@@ -119,14 +123,17 @@ def key_columns(program: Program) -> frozenset[tuple[str, int]]:
     return frozenset((name, i) for name, i, t in columns if t in KEY_TYPES)
 
 
-def _vars(lit: BodyLiteral) -> set[str]:
-    return {v.name for v in body_vars((lit,))}
+def _is_aggregate(lit: BodyLiteral) -> bool:
+    return isinstance(lit, Constraint) and isinstance(lit.right, Aggregate)
 
 
 class _RuleWriter:
     def __init__(self, rule: Rule, name: str, delta: int | None, keys: frozenset[tuple[str, int]]) -> None:
         self.rule = rule
         self.keys = keys
+        # the variables aggregates share with the rest of the rule (ready_literal's outer)
+        local = (aggregate_locals(rule, i) for i, lit in enumerate(rule.body) if _is_aggregate(lit))
+        self.outer = rule_var_names(rule).difference(*local)
         self.name = name
         self.delta = delta
         self.lines: list[str] = []
@@ -194,11 +201,10 @@ class _RuleWriter:
         """Emit the literals ``pending`` in a greedy order, then ``then(bound)`` innermost."""
         pending = list(pending)
         while True:
-            tests = ((i, lit) for i, lit in pending if not isinstance(lit, Atom))
-            ready = next(((i, lit) for i, lit in tests if self.ready(i, lit, bound)), None)
+            ready = next(((i, lit) for i, lit in pending if self.test_ready(lit, bound)), None)
             if ready is not None:
                 pending.remove(ready)
-                self.literal(ready[0], ready[1], bound)
+                self.literal(ready[0], ready_literal(ready[1], bound, self.outer), bound)
                 continue
             atoms = [(i, lit) for i, lit in pending if isinstance(lit, Atom)]
             if not atoms:
@@ -235,20 +241,9 @@ class _RuleWriter:
         ids = sum(1 for i, k in enumerate(known) if k and (atom.relation, i) in self.keys)
         return test, ids, sum(known), -position
 
-    def ready(self, i: int, lit: BodyLiteral, bound: set[str]) -> bool:
-        if isinstance(lit, Negation):
-            return _vars(lit) <= bound
-        assert isinstance(lit, Constraint)
-        if isinstance(lit.right, Aggregate):
-            local = set(aggregate_locals(self.rule, i))
-            return (_vars(lit) - local - _names(lit.left)) <= bound
-        left, right = _names(lit.left), _names(lit.right)
-        if lit.op == "=":
-            if isinstance(lit.left, Var) and lit.left.name not in bound and right <= bound:
-                return True
-            if isinstance(lit.right, Var) and lit.right.name not in bound and left <= bound:
-                return True
-        return (left | right) <= bound
+    def test_ready(self, lit: BodyLiteral, bound: set[str]) -> bool:
+        """A comparison, assignment, negation or aggregate that can be evaluated now."""
+        return not isinstance(lit, Atom) and ready_literal(lit, bound, self.outer) is not None
 
     def atom(self, atom: Atom, bound: set[str], source: str | None = None) -> None:
         """A positive atom: loop over its matching rows (or test one), binding its new variables."""
@@ -330,12 +325,11 @@ class _RuleWriter:
             self.require(f"not {self.local(f'rows[{rel!r}]', '_s')}")
 
     def constraint(self, lit: Constraint, bound: set[str]) -> None:
-        if lit.op == "=":
-            for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(var, Var) and var.name not in bound:
-                    self.assign(f"v_{var.name}", expr, bound)
-                    bound.add(var.name)
-                    return
+        """A comparison, or an assignment (``ready_literal`` puts its variable on the left)."""
+        if lit.op == "=" and isinstance(lit.left, Var) and lit.left.name not in bound:
+            self.assign(f"v_{lit.left.name}", lit.right, bound)
+            bound.add(lit.left.name)
+            return
         left = self.value(lit.left, bound)
         right = self.value(lit.right, bound)
         op = "==" if lit.op == "=" else lit.op
@@ -415,10 +409,6 @@ class _RuleWriter:
 
 def _index_name(rel: str, cols: list[int]) -> str:
     return f"{rel}:{','.join(map(str, cols))}"
-
-
-def _names(term: Term) -> set[str]:
-    return {v.name for v in term_vars(term)}
 
 
 def _divides(term: Term) -> bool:

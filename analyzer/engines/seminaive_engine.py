@@ -46,16 +46,13 @@ from __future__ import annotations
 import marshal
 import operator
 import sys
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from analyzer.dl.checks import INT_MAX, INT_MIN
-from analyzer.dl.errors import DatalogError
 from analyzer.dl.strata import strata
-from analyzer.dl.syntax import Atom, Decl, Program
-from analyzer.engines.base import Engine, check_rows, finish_outputs
+from analyzer.dl.syntax import Atom, Program
+from analyzer.engines.base import Engine, finish_outputs, validate_facts
 from analyzer.engines.relevance import kept_on_facts, program_shapes
 from analyzer.engines.seminaive_codegen import RUNTIME, key_columns, rule_source
 
@@ -94,7 +91,7 @@ class SemiNaiveEngine(Engine):
         """
         plan = _plan(program)
         facts = _lists(facts)
-        rows = _checked_facts(program, facts)
+        rows = validate_facts(program, facts)
         for fact in program.facts:
             rows.setdefault(fact.relation, set()).add(fact.values)
         kept = set(kept_on_facts(program, facts)) if self.prune else None
@@ -214,41 +211,6 @@ def _lists(facts: Mapping[str, Iterable[tuple]]) -> dict[str, list[tuple]]:
     return {name: rows if isinstance(rows, list) else list(rows) for name, rows in facts.items()}
 
 
-def _checked_facts(program: Program, facts: Mapping[str, list[tuple]]) -> dict[str, set[tuple]]:
-    """The EDB as sets of tuples, checked against the declarations column by column (the
-    rows of a relation that fails the quick test are checked one by one by
-    :func:`~analyzer.engines.base.check_rows` for its message and ``int`` conversion)."""
-    out: dict[str, set[tuple]] = {}
-    for name, given in facts.items():  # lists
-        decl = program.decls.get(name)
-        if decl is None:
-            raise DatalogError(f"facts given for undeclared relation {name}")
-        out[name] = set(given) if _plain(decl, given) else _converted(decl, given)
-    return out
-
-
-def _plain(decl: Decl, rows: list) -> bool:
-    """Every row a tuple of ``decl``'s arity, with exact ``str``/``int`` columns, numbers in 32 bits."""
-    if not rows:
-        return True
-    if set(map(type, rows)) != {tuple} or set(map(len, rows)) != {decl.arity}:
-        return False
-    for col, kind in zip(zip(*rows), decl.base_types):
-        if kind == "number":
-            if set(map(type, col)) != {int} or min(col) < INT_MIN or max(col) > INT_MAX:
-                return False
-        elif set(map(type, col)) != {str}:
-            return False
-    return True
-
-
-def _converted(decl: Decl, rows: list) -> set[tuple]:
-    checked = check_rows(decl, rows)
-    if "number" in decl.base_types:
-        checked = {tuple(int(v) if isinstance(v, int) else v for v in row) for row in checked}
-    return checked
-
-
 # ---------------------------------------------------------------------------------------
 # The compiled program
 
@@ -303,28 +265,15 @@ class _Functions(dict):
         return made
 
 
-_ATTR = "_seminaive_plan"  # where _plan keeps its result on the program (pickled with it)
-_PLANS: dict[int, tuple[weakref.ref, tuple, _Plan]] = {}
-
-
 def _plan(program: Program) -> _Plan:
-    """The compiled program, made once per program object (a program is not changed after it
-    is loaded; its sizes are compared to be safe) and kept on it; made again when the kept one
-    was compiled by another Python."""
-    sig = (len(program.rules), len(program.facts), len(program.outputs), len(program.decls))
-    hit = _PLANS.get(id(program))
-    if hit is not None and hit[0]() is program and hit[1] == sig:
-        return hit[2]
-    kept = program.__dict__.get(_ATTR)
-    if kept is not None and kept[0] == sig and isinstance(kept[1], _Plan) and kept[1].python == _made_here():
-        plan = kept[1]
-    else:
-        plan = _make_plan(program)
-        program.__dict__[_ATTR] = (sig, plan)
-    for key in [k for k, (ref, _, _) in _PLANS.items() if ref() is None]:
-        del _PLANS[key]
-    _PLANS[id(program)] = (weakref.ref(program), sig, plan)
-    return plan
+    """The compiled program, kept on it (:meth:`~analyzer.dl.syntax.Program.kept`: once per
+    program object, and pickled with it by the program cache); made again when the kept one was
+    compiled by another Python or plan format."""
+    return program.kept("_seminaive_plan", _make_plan, _current)
+
+
+def _current(plan: object) -> bool:
+    return isinstance(plan, _Plan) and plan.python == _made_here()
 
 
 def program_source(program: Program) -> str:
