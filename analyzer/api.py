@@ -13,72 +13,23 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from analyzer.driver import CheckInput, Derivation, derive, load_inputs
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
-from analyzer.facts.proofs import WireProofs
-from analyzer.verdict import Verdict, build_verdict
+from analyzer.inputs.load import load_inputs
+from analyzer.model import CheckInput, CheckResult, tables_of
+from analyzer.solve.derive import derive
+from analyzer.speedups.proofs import WireProofs
+from analyzer.verdict.build import Verdict, build_verdict
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
-__all__ = ["CheckResult", "check", "tables_of"]
-
-
-@dataclass
-class CheckResult:
-    """Everything a check found.
-
-    Attributes:
-        inputs: loaded models and input relations.
-        derivation: fact and derived tables as tuples, declarations, rounds, timings.
-        verdict: outputs and discrepancies.
-        engine: the engine name.
-        seconds: wall time of the whole check (s).
-        numeric: seq output name -> max abs error of the rebuilt output (``numeric=True``).
-    """
-
-    inputs: CheckInput
-    derivation: Derivation
-    verdict_: Verdict
-    engine: str
-    seconds: float
-    numeric: dict[str, float] = field(default_factory=dict)
-    mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
-
-    @property
-    def world_size(self) -> int:
-        """Number of ranks: the product of the mesh sizes for a mesh check, else ``inputs.world_size``."""
-        if self.mesh is not None:
-            return math.prod(self.mesh.axes.values())
-        return self.inputs.world_size
-
-    @property
-    def verdict(self) -> str:
-        """``"verified"`` or ``"discrepancy"``."""
-        return self.verdict_.verdict
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """Every fact and derived relation as a DataFrame with the schema's column names."""
-        return tables_of(self.derivation)
-
-
-def tables_of(deriv: Derivation) -> dict[str, pd.DataFrame]:
-    """Fact and derived tables of a derivation as DataFrames (columns from ``.decl`` lines)."""
-    import pandas as pd
-
-    out = {}
-    for name, decl in deriv.decls.items():
-        rows = deriv.derived.get(name, deriv.facts.get(name, []))
-        out[name] = pd.DataFrame(rows, columns=list(decl.column_names))
-    return out
+__all__ = ["CheckResult", "check", "tables_of"]  # the records live in analyzer.model
 
 
 @contextlib.contextmanager
@@ -108,7 +59,7 @@ def _locate_stages(inp: CheckInput, verdict: Verdict) -> None:
     """Set ``stage`` on each discrepancy of a pipeline check: the stage of the rank node for a
     rank-side one, else the one stage whose nodes carry the discrepancy's (or its origin's)
     module scope."""
-    from analyzer.pipeline import stage_of
+    from analyzer.importers.pipeline import stage_of
 
     for d in verdict.discrepancies:
         if d.graph.startswith("r") and d.graph[1:].isdigit():
@@ -139,7 +90,7 @@ def check(
     Args:
         seq: path of the sequential ONNX model.
         ranks: paths of the rank models, rank 0 first (world size = ``len(ranks)``).
-        relations: optional YAML spec of input relations (see :mod:`analyzer.relations`); a
+        relations: optional YAML spec of input relations (see :mod:`analyzer.inputs.infer`); a
             spec with ``mesh:`` makes this a two-axis mesh check (:mod:`analyzer.mesh`: one
             check per mesh axis, composed; ``result.mesh`` holds them).
         engine: ``"seminaive"`` (default), ``"clingo"``, ``"souffle"`` or ``"pydatalog"``.
@@ -147,12 +98,12 @@ def check(
         numeric: also run the numeric witness (random inputs, simulated collectives).
         seed: random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
-        memoize: solve each run of identical decoder layers once (:mod:`analyzer.memo`).
+        memoize: solve each run of identical decoder layers once (:mod:`analyzer.speedups.memo`).
         pipeline: the rank files are this many pipeline stages (``--pp``; tensor-parallel
             rank fastest): each rank's stages are chained by boundary tensor names
-            (:mod:`analyzer.pipeline`), and each discrepancy gets the ``stage`` it lives in.
+            (:mod:`analyzer.importers.pipeline`), and each discrepancy gets the ``stage`` it lives in.
         one_rank: when every rank file holds the same graph and the input relations are the
-            same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.symmetry`;
+            same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.speedups.symmetry`;
             the result is the same); False solves every rank.
 
     Returns:
@@ -164,7 +115,7 @@ def check(
     """
     spec = None
     if relations is not None:
-        from analyzer.relations import load_spec
+        from analyzer.inputs.infer import load_spec
 
         spec = load_spec(relations)
         if spec.mesh is not None:  # a two-axis mesh: one check per axis, composed (analyzer/mesh.py)
@@ -193,7 +144,7 @@ def check(
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:
-        from analyzer.witness import numeric_errors
+        from analyzer.witness.check import numeric_errors
 
         result.numeric = numeric_errors(inp, verdict, seed=seed)
     result.seconds = time.perf_counter() - t0

@@ -30,7 +30,7 @@ def _user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from analyzer.dl import DatalogError
+        from analyzer.datalog import DatalogError
         from analyzer.engines import EngineError, EngineUnavailable
 
         try:
@@ -144,8 +144,8 @@ def check(
     With --pp P the files are P pipeline stages: shardlog check seq.onnx stage0.onnx stage1.onnx --pp 2.
     """
     from analyzer.api import check as run_check
-    from analyzer.report import print_coverage, print_text, write_json
-    from analyzer.tables import write_tables
+    from analyzer.reports.tables import write_tables
+    from analyzer.reports.text import print_coverage, print_text, write_json
 
     _refuse_overwriting_inputs([seq, *ranks, spec], [json_path, html_path, sarif_path])
 
@@ -173,11 +173,11 @@ def check(
         if out_dir:
             write_tables(result.derivation, out_dir)
         if html_path:
-            from analyzer.html_report import write_html
+            from analyzer.reports.html import write_html
 
             write_html(result, html_path)
         if sarif_path:
-            from analyzer.sarif import write_sarif
+            from analyzer.reports.sarif import write_sarif
 
             write_sarif(result, sarif_path)
     except OSError as exc:
@@ -211,7 +211,7 @@ def _null():
 @_user_errors
 def facts(model, out_dir, graph) -> None:
     """Write the fact tables of MODEL as tab-separated Name.facts files (schemas/facts.dl)."""
-    from analyzer.tables import write_model_facts
+    from analyzer.reports.tables import write_model_facts
 
     count = write_model_facts(model, out_dir, graph)
     click.echo(f"wrote {count} fact files to {out_dir}")
@@ -238,7 +238,7 @@ def import_fx_command(dump, out, world_size, constants, positions) -> None:
     """Import DUMP, the text torch.fx prints for an ATen graph (one rank), as an ONNX model."""
     import onnx
 
-    from analyzer.fx import import_fx
+    from analyzer.importers.fx import import_fx
 
     _refuse_overwriting_inputs([dump], [out])
     values = _parse_constants(constants)
@@ -285,7 +285,7 @@ def _parse_positions(text: str | None) -> list[int] | None:
 @_user_errors
 def query(out_dir, relation, conditions) -> None:
     """Print RELATION from the CSV tables a check wrote with --out OUT_DIR."""
-    from analyzer.tables import query_table
+    from analyzer.reports.tables import query_table
 
     frame = query_table(out_dir, relation, conditions)
     click.echo(frame.to_string(index=False) if len(frame) else f"(no rows in {relation})")
@@ -305,7 +305,7 @@ def rules_test(folder, engines) -> None:
 
     Exit 0 when every case matches on every engine, 1 otherwise.
     """
-    from analyzer.dl.golden import find_cases, run_golden_case
+    from analyzer.datalog.golden import find_cases, run_golden_case
     from analyzer.engines import EngineUnavailable, available_engines, get_engine
 
     if not Path(folder).is_dir():

@@ -28,7 +28,7 @@ the composition never verifies a wrong program. Not covered: all-gathers and red
 over the dp axis (FSDP: refused, a discrepancy), meshes of more than two axes.
 
 The numeric witness runs all ``D*T`` rank files together, each collective meeting the ranks
-of its ``mesh_axis`` (:class:`analyzer.sim.collectives.MeshRendezvous`), on random inputs of the
+of its ``mesh_axis`` (:class:`analyzer.witness.collectives.MeshRendezvous`), on random inputs of the
 sequential graph split by the spec's relations, and rebuilds each output per axis.
 """
 
@@ -39,20 +39,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 
-from analyzer.driver import CheckInput, _check_same_model, _KnownGraphs, derive, load_graph
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
+from analyzer.inputs.infer import Spec
+from analyzer.inputs.load import load_inputs
 from analyzer.layout import REPLICATE, Layout
-from analyzer.relations import Spec, apply_spec, check_weight_values, infer_input_relations
-from analyzer.verdict import Discrepancy, OutputVerdict, Verdict, build_verdict
-
-if TYPE_CHECKING:
-    from analyzer.api import CheckResult
+from analyzer.model import CheckInput, CheckResult
+from analyzer.solve.derive import derive
+from analyzer.verdict.build import Discrepancy, OutputVerdict, Verdict, build_verdict
 
 __all__ = ["MeshCheck", "MeshInfo", "check_mesh", "mesh_witness"]
 
@@ -65,7 +63,7 @@ class MeshCheck:
         axis: the mesh axis the check runs along.
         label: what was checked against what, for reports.
         ranks: the global ranks of the group (for the dp check: the replica indices).
-        result: its :class:`~analyzer.api.CheckResult` (shared by byte-identical groups).
+        result: its :class:`~analyzer.model.CheckResult` (shared by byte-identical groups).
         reused: the label of the check whose result this group reuses ("" when solved).
     """
 
@@ -100,25 +98,11 @@ def _graph_key(model: onnx.ModelProto) -> tuple:
 
 
 def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> CheckInput:
-    """Like :func:`analyzer.driver.load_inputs` for one axis of a mesh (``CheckAxis(axis)``)."""
-    known = _KnownGraphs()
-    outputs = {"outputs": spec.outputs}
-    seq = load_graph(seq_path, sequential=True, known=known, **outputs)
-    ranks = [load_graph(p, sequential=False, known=known, **outputs) for p in rank_paths]
-    _check_same_model(seq_path, seq, list(rank_paths), ranks)
-    relations, notes = infer_input_relations(seq, ranks)
-    relations, misplaced, refuted = check_weight_values(seq, ranks, relations)
-    notes += refuted
+    """:func:`analyzer.inputs.load.load_inputs` for one axis of a mesh (``CheckAxis(axis)``),
+    with that axis's relations of the spec."""
     per_axis = (spec.mesh_relations or {}).get(axis, {})
-    axis_spec = Spec(f"{spec.path} ({axis})", None, per_axis)
-    relations = apply_spec(relations, axis_spec, seq, ranks)
-    misplaced = [m for m in misplaced if m.seq_value not in per_axis]
-    same = known.same if len(known.same) == 1 + len(ranks) else []
-    inp = CheckInput(
-        seq_path, list(rank_paths), seq, ranks, relations, notes, None, [], None, same, misplaced, mesh_axis=axis
-    )
-    inp.rank_metadata = known.metadata[1:]
-    inp.defer_canonical()
+    inp = load_inputs(seq_path, rank_paths, Spec(f"{spec.path} ({axis})", None, per_axis, outputs=spec.outputs))
+    inp.mesh_axis = axis
     return inp
 
 
@@ -134,8 +118,6 @@ def _check_rank_order(inp: CheckInput, first: int) -> None:
 
 
 def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool) -> CheckResult:
-    from analyzer.api import CheckResult
-
     t0 = time.perf_counter()
     deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
     verdict = build_verdict(inp, deriv)
@@ -158,7 +140,7 @@ def check_mesh(
     """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
 
     Returns:
-        The :class:`~analyzer.api.CheckResult` of the first check with a discrepancy (else of
+        The :class:`~analyzer.model.CheckResult` of the first check with a discrepancy (else of
         tp group 0), with the composed verdict (outputs ``dp: R_dp, tp: R_tp`` on every rank;
         the discrepancies of every check, rank graphs renamed to global ranks) and ``mesh``.
 
@@ -317,7 +299,7 @@ def _other_axis_agreement(info: MeshInfo, inner: str) -> list[Discrepancy]:
 
 
 def _split(layout: Layout, value: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
-    from analyzer.sim.layouts import distribute
+    from analyzer.witness.layouts import distribute
 
     return distribute(layout, value, n, rng=rng)
 
@@ -336,12 +318,12 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
     Raises:
         InputError: the graphs cannot be simulated (one-line reason).
     """
-    from analyzer.sim.collectives import MeshRendezvous
-    from analyzer.sim.errors import SimulationError
-    from analyzer.sim.inputs import random_inputs
-    from analyzer.sim.layouts import relation_error
-    from analyzer.simulate import _evaluate, _load, _prepare, _run_threads
-    from analyzer.witness import output_layout_from_shapes
+    from analyzer.witness.check import output_layout_from_shapes
+    from analyzer.witness.collectives import MeshRendezvous
+    from analyzer.witness.errors import SimulationError
+    from analyzer.witness.inputs import random_inputs
+    from analyzer.witness.layouts import relation_error
+    from analyzer.witness.simulate import _evaluate, _load, _prepare, _run_threads
 
     info: MeshInfo = result.mesh
     outer, inner = info.axes
@@ -397,6 +379,6 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
 
 
 def _rebuild(layout: Layout, pieces: list[np.ndarray]) -> np.ndarray:
-    from analyzer.sim.layouts import rebuild
+    from analyzer.witness.layouts import rebuild
 
     return rebuild(layout, pieces)

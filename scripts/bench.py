@@ -309,7 +309,8 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         "analyzer/driver.py). Layers are collapsed before the canonical rewrite and the facts, so the engine",
         "solves graphs of the same size (head, layers 0 and 1, tail) at every depth: its time is the floor of",
         "the check, and the ratio falls as the files grow. Ranks solved = what the engine solved: `rank 0` when the",
-        "rank graphs are alike and rank 0's rows are copied to the others (analyzer/symmetry.py), `all` otherwise.",
+        "rank graphs are alike and rank 0's rows are copied to the others (analyzer/speedups/symmetry.py),",
+        "`all` otherwise.",
         "",
         "| graphs | nodes (seq) | MB | verdict | first discrepancy | wall s | import s | check s | onnx.load s "
         "| ratio | check ratio | ratio, CPU | ratio, sources compiled | load s | memo s | facts s | engine s "

@@ -342,8 +342,8 @@ def produce(args, command):
     sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
     seq_out = sess.run(None, {"hidden_states": x.numpy()})[0]
     seq_err = float(np.max(np.abs(seq_out - ref.numpy())))
-    from analyzer.sim.collectives import Rendezvous  # the project's simulator (AllToAll included)
-    from analyzer.simulate import _run_threads
+    from analyzer.witness.collectives import Rendezvous  # the project's simulator (AllToAll included)
+    from analyzer.witness.simulate import _run_threads
 
     feeds = [{"hidden_states": c.numpy()} for c in xs]
     outs = [v["output"] for v in _run_threads(ranks, feeds, Rendezvous(n, timeout=120), False)]

@@ -63,7 +63,7 @@ def check_text_graphs(write_models, seq: str, ranks: list[str], *, infer_shapes:
         ``(result, relations confirmed, seq path, rank paths)``.
     """
     from analyzer import check
-    from analyzer.witness import confirm_relations
+    from analyzer.witness.check import confirm_relations
 
     models = {"seq": model_from_text(seq)}
     for r, text in enumerate(ranks):

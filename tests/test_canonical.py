@@ -1,4 +1,4 @@
-"""Canonical forms (analyzer/facts/canonical.py): each rewrite fires on the pattern it names,
+"""Canonical forms (analyzer/rewrite/canonical.py): each rewrite fires on the pattern it names,
 leaves the graph's results unchanged (checked with ONNX's reference evaluator), and leaves
 near misses alone."""
 
@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from analyzer.facts.canonical import canonicalize
+from analyzer.rewrite.canonical import canonicalize
 
 
 def _model(nodes, inputs, outputs, inits=(), value_info=()):

@@ -9,7 +9,7 @@
   numeric witness shows a large error; when the ranks' collectives do not even pair up
   (``collective_mismatch`` in case.yaml), the witness stops at the same k-th collective as the
   exporter's simulation and the first discrepancy names that collective.
-* Every relation the rules derived holds on numbers (``analyzer.witness.confirm_relations``).
+* Every relation the rules derived holds on numbers (``analyzer.witness.check.confirm_relations``).
 
 Case folders and how they are run (``_load``):
 
@@ -40,7 +40,7 @@ from conftest import EXAMPLES, entangle_dumps_root
 
 from analyzer import check
 from analyzer.errors import InputError
-from analyzer.witness import confirm_relations
+from analyzer.witness.check import confirm_relations
 
 CASES = sorted(p.parent for p in EXAMPLES.rglob("case.yaml"))
 IDS = [str(c.relative_to(EXAMPLES)) for c in CASES]

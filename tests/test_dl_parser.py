@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.dl import (
+from analyzer.datalog import (
     Aggregate,
     Atom,
     BinOp,
@@ -25,7 +25,7 @@ from analyzer.dl import (
     to_souffle,
     write_facts_dir,
 )
-from analyzer.dl.golden import find_cases, load_case_program
+from analyzer.datalog.golden import find_cases, load_case_program
 
 RULES = Path(__file__).parent / "rules"
 

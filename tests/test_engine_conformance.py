@@ -1,7 +1,7 @@
 """Golden conformance suite: every case under ``tests/rules/`` on every available engine.
 
 A case is ``program.dl`` and/or ``program.txt``, ``facts/*.facts`` and ``expected/*.csv``
-(see :mod:`analyzer.dl.golden`). Set ``SHARDLOG_REGEN_GOLDEN=1`` to rewrite the expected
+(see :mod:`analyzer.datalog.golden`). Set ``SHARDLOG_REGEN_GOLDEN=1`` to rewrite the expected
 files from the default engine (then review the diff) instead of comparing.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.dl.golden import find_cases, run_golden_case
+from analyzer.datalog.golden import find_cases, run_golden_case
 from analyzer.engines import DEFAULT_ENGINE, ENGINES, EngineUnavailable, get_engine
 
 CASES = find_cases(Path(__file__).parent / "rules")

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from analyzer.dl import DatalogError, parse_string
+from analyzer.datalog import DatalogError, parse_string
 from analyzer.engines import (
     DEFAULT_ENGINE,
     EngineError,

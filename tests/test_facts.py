@@ -6,10 +6,10 @@ import onnx
 import pytest
 from conftest import EXAMPLES, model_from_text
 
-from analyzer.dl import read_decls
+from analyzer.datalog import read_decls
 from analyzer.errors import InputError
 from analyzer.facts import extract_graph_facts, load_model, parse_source
-from analyzer.rulebook import schema_files
+from analyzer.solve.rulebook import schema_files
 
 MLP = """
 <ir_version: 8, opset_import: ["" : 18]>
@@ -192,7 +192,7 @@ def test_non_ascii_names_are_read_and_a_nul_after_them_is_found(tmp_path, name):
 
 
 def test_identical_graphs_are_checked_once_but_every_file_is(tmp_path):
-    from analyzer.driver import load_inputs
+    from analyzer.inputs.load import load_inputs
 
     seq = EXAMPLES / "llama_tp2" / "seq.onnx"
     rank = load_model(EXAMPLES / "llama_tp2" / "rank0.onnx")

@@ -1,10 +1,10 @@
 """Fast paths of a check give exactly what the slow paths give.
 
 * the default engine (seminaive) and clingo, each without the rules that cannot change an
-  output (:mod:`analyzer.engines.relevance`), derive the same output relations, verdict and
+  output (:mod:`analyzer.speedups.relevance`), derive the same output relations, verdict and
   report as clingo with the whole library;
 * input relations, weight-value checks and the same-model check read each distinct rank
-  graph once (``same`` in :func:`analyzer.relations.infer_input_relations`): the same
+  graph once (``same`` in :func:`analyzer.inputs.infer.infer_input_relations`): the same
   relations as reading every rank;
 * the program cache carries the compiled rules.
 
@@ -21,11 +21,11 @@ import yaml
 from conftest import EXAMPLES
 
 from analyzer import check
-from analyzer.dl import parse_string
+from analyzer.datalog import parse_string
 from analyzer.engines import ENGINES, get_engine
 from analyzer.engines.clingo_engine import ClingoEngine
-from analyzer.engines.relevance import kept_rules, rule_shapes
-from analyzer.report import to_json
+from analyzer.reports.text import to_json
+from analyzer.speedups.relevance import kept_rules, rule_shapes
 
 CASES = [
     "llama_tp2",
@@ -136,8 +136,8 @@ def test_pruned_program_derives_what_the_whole_program_derives():
 
 
 def test_same_graph_relations_equal_reading_every_rank():
-    from analyzer.driver import _rank_twins, load_inputs
-    from analyzer.relations import check_weight_values, infer_input_relations
+    from analyzer.inputs.infer import check_weight_values, infer_input_relations
+    from analyzer.inputs.load import _rank_twins, load_inputs
 
     for name in ("llama_tp2", "llama_tp4_kv2_bug_kv_heads_misassigned", "qwen2_tp2_vocab"):
         seq, ranks, _ = _args(EXAMPLES / name)
@@ -153,7 +153,7 @@ def test_same_graph_relations_equal_reading_every_rank():
 
 
 def test_rank_twins_map_same_graph_to_rank_indices():
-    from analyzer.driver import _rank_twins
+    from analyzer.inputs.load import _rank_twins
 
     assert _rank_twins([]) is None
     assert _rank_twins([0, 1, 1, 1]) == [0, 0, 0]
@@ -162,18 +162,18 @@ def test_rank_twins_map_same_graph_to_rank_indices():
 
 
 def test_program_cache_carries_the_compiled_rules(tmp_path, monkeypatch):
-    from analyzer import driver
     from analyzer.engines.seminaive_engine import SemiNaiveEngine
-    from analyzer.rulebook import rule_files, schema_files
+    from analyzer.solve import program as program_cache
+    from analyzer.solve.rulebook import rule_files, schema_files
 
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
     paths = [*schema_files(), *rule_files([])]
-    first = driver._load_program_cached(paths)
+    first = program_cache.load_program_cached(paths)
     assert "_seminaive_plan" in first.__dict__
     assert list(tmp_path.glob("program-*.pickle"))
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
-    again = driver._load_program_cached(paths)  # from the pickle
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
+    again = program_cache.load_program_cached(paths)  # from the pickle
     assert again is not first
     assert again.__dict__["_seminaive_plan"][1].code == first.__dict__["_seminaive_plan"][1].code
     # the rules' syntax trees are unpickled only when read: the default engine runs the pickled
@@ -188,33 +188,33 @@ def test_program_cache_carries_the_compiled_rules(tmp_path, monkeypatch):
 def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypatch):
     """The pickled program carries the compiled rules and the rule shapes: a changed translator
     must not reuse it."""
-    import analyzer.dl.normalize
+    import analyzer.datalog.normalize
     import analyzer.engines.clingo_engine
-    import analyzer.engines.relevance
     import analyzer.engines.seminaive_codegen
     import analyzer.engines.seminaive_engine
-    from analyzer import driver
-    from analyzer.rulebook import rule_files, schema_files
+    import analyzer.speedups.relevance
+    from analyzer.solve import program as program_cache
+    from analyzer.solve.rulebook import rule_files, schema_files
 
-    real = {p.resolve() for p in driver._TRANSLATOR_SOURCES}
+    real = {p.resolve() for p in program_cache._TRANSLATOR_SOURCES}
     modules = (
         analyzer.engines.seminaive_engine,
         analyzer.engines.seminaive_codegen,
         analyzer.engines.clingo_engine,
-        analyzer.dl.normalize,
-        analyzer.engines.relevance,
+        analyzer.datalog.normalize,
+        analyzer.speedups.relevance,
     )
     assert real == {Path(m.__file__).resolve() for m in modules}
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
     translator = tmp_path / "translator.py"
     translator.write_text("version 1\n")
-    monkeypatch.setattr(driver, "_TRANSLATOR_SOURCES", (translator,))
+    monkeypatch.setattr(program_cache, "_TRANSLATOR_SOURCES", (translator,))
     paths = [*schema_files(), *rule_files([])]
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
-    driver._load_program_cached(paths)
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
+    program_cache.load_program_cached(paths)
     translator.write_text("version 2\n")
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
-    driver._load_program_cached(paths)
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
+    program_cache.load_program_cached(paths)
     assert len(list((tmp_path / "cache").glob("program-*.pickle"))) == 2
 
 
@@ -225,8 +225,8 @@ def test_engine_classes_are_read_lazily_by_name():
 
 
 def test_libyaml_reads_the_bundled_tables_as_the_python_loader_does():
-    from analyzer.fx import to_onnx
-    from analyzer.rulebook import hints_catalog
+    from analyzer.importers.fx import to_onnx
+    from analyzer.solve.rulebook import hints_catalog
 
     for path in (Path(to_onnx.__file__).with_name("aten_ops.yaml"), hints_catalog()):
         text = path.read_text(encoding="utf-8")
@@ -236,12 +236,12 @@ def test_libyaml_reads_the_bundled_tables_as_the_python_loader_does():
 def test_hint_catalog_is_read_only_for_a_reported_discrepancy(monkeypatch):
     # deepspeed_moe_ep2 is verified, yet Hint rows exist (frontier nodes upstream of no
     # output): the catalog of hint texts is not needed and not read
-    import analyzer.verdict
+    import analyzer.verdict.build
 
     def unexpected():
         raise AssertionError("hint catalog read for a verified check")
 
-    monkeypatch.setattr(analyzer.verdict, "_hint_texts", unexpected)
+    monkeypatch.setattr(analyzer.verdict.build, "_hint_texts", unexpected)
     folder = EXAMPLES / "deepspeed_moe_ep2"
     result = check(folder / "seq.onnx", [folder / "rank0.onnx", folder / "rank1.onnx"])
     assert result.verdict == "verified"
@@ -263,7 +263,7 @@ def _parse_every_file(monkeypatch):
 
 @pytest.mark.parametrize("name", TWIN_CASES)
 def test_rank_files_sharing_one_model_give_the_report_of_parsing_each(name, monkeypatch):
-    from analyzer.driver import load_inputs
+    from analyzer.inputs.load import load_inputs
 
     case = EXAMPLES / name
     seq, ranks, extra = _args(case)
@@ -294,8 +294,8 @@ def _twin_files(tmp_path, change_rank1) -> tuple[Path, list[Path]]:
 
 
 def test_a_twin_file_whose_metadata_is_not_utf8_is_an_input_error(tmp_path):
-    from analyzer.driver import load_inputs
     from analyzer.errors import InputError
+    from analyzer.inputs.load import load_inputs
 
     marker = "shardlog-test-marker"
 
@@ -317,7 +317,7 @@ def test_a_twin_file_whose_metadata_is_not_utf8_is_an_input_error(tmp_path):
 
 
 def test_a_twin_file_whose_metadata_differs_shares_the_model_and_keeps_its_own_metadata(tmp_path):
-    from analyzer.driver import load_inputs
+    from analyzer.inputs.load import load_inputs
 
     def other_rank(model):
         for prop in model.metadata_props:
@@ -335,7 +335,7 @@ def test_a_twin_file_whose_metadata_differs_shares_the_model_and_keeps_its_own_m
 def test_a_file_differing_in_another_model_field_is_parsed(tmp_path, field, value):
     """Only doc_string and metadata_props may differ for a shared model; otherwise the file is
     parsed (its graph is still not checked again) and keeps its own fields."""
-    from analyzer.driver import load_inputs
+    from analyzer.inputs.load import load_inputs
 
     seq, ranks = _twin_files(tmp_path, lambda model: setattr(model, field, value))
     inp = load_inputs(seq, ranks)
@@ -344,7 +344,7 @@ def test_a_file_differing_in_another_model_field_is_parsed(tmp_path, field, valu
 
 
 def test_rank_files_whose_graphs_differ_are_each_parsed():
-    from analyzer.driver import load_inputs
+    from analyzer.inputs.load import load_inputs
 
     seq, ranks, _ = _args(EXAMPLES / "llama_tp2")
     inp = load_inputs(seq, ranks)
@@ -382,7 +382,7 @@ def test_package_cache_rebuilds_on_a_changed_source_or_a_bad_entry(tmp_path, mon
 
 
 def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, monkeypatch):
-    from analyzer.fx import to_onnx
+    from analyzer.importers.fx import to_onnx
 
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
     to_onnx.op_table.cache_clear()
@@ -396,14 +396,14 @@ def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, mon
 
 
 def test_coverage_runs_the_cached_instrumented_program_and_agrees_with_clingo(tmp_path, monkeypatch):
-    from analyzer import driver
+    from analyzer.solve import program as program_cache
 
     monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path))
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
     seq, ranks, extra = _args(EXAMPLES / "llama_tp2")
     first = check(seq, ranks, coverage=True, **extra)
     assert list(tmp_path.glob("program-coverage-*.pickle"))
-    monkeypatch.setattr(driver, "_PROGRAMS", {})
+    monkeypatch.setattr(program_cache, "_PROGRAMS", {})
     again = check(seq, ranks, coverage=True, **extra)  # the instrumented program from the cache
     other = check(seq, ranks, coverage=True, engine="clingo", **extra)
     fired = [c for c in first.derivation.coverage if c.fired]

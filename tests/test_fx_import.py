@@ -17,7 +17,7 @@ from onnx.reference import ReferenceEvaluator
 from analyzer.cli import main
 from analyzer.errors import InputError
 from analyzer.facts import parse_source
-from analyzer.fx import import_fx, parse_fx
+from analyzer.importers.fx import import_fx, parse_fx
 
 RNG = np.random.default_rng(0)
 
@@ -849,10 +849,10 @@ def test_view_with_two_data_dependent_sizes_is_unsupported(tmp_path):
 
 
 def test_every_op_table_schema_parses():
-    # schemas are parsed when an op is first met (analyzer.fx.to_onnx._schema); a malformed
+    # schemas are parsed when an op is first met (analyzer.importers.fx.to_onnx._schema); a malformed
     # default in aten_ops.yaml must still fail here rather than on some user's dump
-    from analyzer.fx.emit import parse_schema
-    from analyzer.fx.to_onnx import op_table
+    from analyzer.importers.fx.emit import parse_schema
+    from analyzer.importers.fx.to_onnx import op_table
 
     table = op_table()
     assert len(table) > 50

@@ -1,4 +1,4 @@
-"""The node lines of a torch.fx dump read without ast (analyzer/fx/lines.py): the same graph, or
+"""The node lines of a torch.fx dump read without ast (analyzer/importers/fx/lines.py): the same graph, or
 the same error, as reading the whole text with ast; and the fast reading applies to the
 published dumps."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.errors import InputError
-from analyzer.fx import parse as fx_parse
-from analyzer.fx.lines import split_dump
+from analyzer.importers.fx import parse as fx_parse
+from analyzer.importers.fx.lines import split_dump
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "examples" / "entangle" / "published"
 

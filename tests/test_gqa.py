@@ -14,11 +14,11 @@ from onnx import helper, numpy_helper
 from analyzer import check
 from analyzer.errors import InputError
 from analyzer.facts import FactTables
+from analyzer.inputs.infer import load_spec
 from analyzer.layout import Layout
-from analyzer.oracles import replica_reshape_maps, replica_shard_shapes
-from analyzer.relations import load_spec
-from analyzer.sim.layouts import distribute, rebuild, relation_error
-from analyzer.witness import confirm_relations
+from analyzer.solve.oracles import replica_reshape_maps, replica_shard_shapes
+from analyzer.witness.check import confirm_relations
+from analyzer.witness.layouts import distribute, rebuild, relation_error
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18]>'
 
@@ -254,7 +254,7 @@ def test_spec_takes_one_replica_count_per_section(tmp_path):
 
 
 def test_section_oracles_place_replicated_sections_in_the_rank_piece():
-    from analyzer.oracles import section_spans
+    from analyzer.solve.oracles import section_spans
 
     facts = FactTables()
     facts.add("InputPiece", s="w", r=0, d="w", kind="Shard", axis=0, param="8,4:rep2,4:rep2")

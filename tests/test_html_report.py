@@ -22,7 +22,7 @@ from conftest import EXAMPLES
 
 from analyzer import check
 from analyzer.api import CheckResult
-from analyzer.html_report import render_html, write_html
+from analyzer.reports.html import render_html, write_html
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 BUG = "llama_tp2_bug_bias_every_rank"

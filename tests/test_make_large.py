@@ -198,9 +198,9 @@ def test_shared_rank_model_gives_the_report_of_parsing_each_file(cases, label, m
     differ in ``shardlog.rank``: rank 1's graph is not parsed again, and the check gives what
     parsing every file gives."""
     from analyzer import check
-    from analyzer.driver import load_inputs
     from analyzer.facts.extract import GraphKey
-    from analyzer.report import to_json
+    from analyzer.inputs.load import load_inputs
+    from analyzer.reports.text import to_json
 
     seq, ranks = str(cases["ok"] / "seq.onnx"), [str(cases[label] / f"rank{r}.onnx") for r in range(2)]
     inp = load_inputs(seq, ranks)

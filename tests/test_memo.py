@@ -64,8 +64,9 @@ def test_bug_in_a_middle_layer_is_reported_in_that_layer():
 
 
 def test_identical_rank_graphs_give_the_same_derivation_when_clingo_reads_their_facts_once(monkeypatch):
-    from analyzer.driver import derive, load_inputs
     from analyzer.engines.clingo_engine import ClingoEngine
+    from analyzer.inputs.load import load_inputs
+    from analyzer.solve.derive import derive
 
     case = EXAMPLES / "llama_dp2_sgd_bug_missing_grad_allreduce"
     seq, ranks = _files(case)
@@ -140,7 +141,7 @@ def _sharded_layers(path: Path, layers: int, width: int, *, odd_layer: int | Non
 def test_the_rank_graph_collapsed_in_a_child_gives_the_same_result(tmp_path, monkeypatch, odd_layer):
     import sys
 
-    import analyzer.memo as memo
+    import analyzer.speedups.memo as memo
 
     _sharded_layers(tmp_path / "seq.onnx", 6, 8)
     for r in range(2):  # identical rank files: one distinct rank graph
@@ -153,7 +154,7 @@ def test_the_rank_graph_collapsed_in_a_child_gives_the_same_result(tmp_path, mon
     monkeypatch.setattr(memo, "_receive", lambda fd: received.append(fd) or real(fd))
     beside = check(seq, ranks)
     if sys.platform.startswith("linux"):
-        # the parent receives the child's repeat (analyzer/repeats.py), its side, its collapse
+        # the parent receives the child's repeat (analyzer/speedups/repeats.py), its side, its collapse
         assert len(received) == 3, "the rank graph was not collapsed in a child"
     assert beside.derivation.derived == serial.derivation.derived
     assert beside.derivation.memo == serial.derivation.memo

@@ -1,5 +1,5 @@
 """Layer memoization for graphs without module scopes (torch.fx dumps): layers from repetition
-(analyzer/repeats.py), weights named by position (analyzer/memo.py). The repeat finder on
+(analyzer/speedups/repeats.py), weights named by position (analyzer/speedups/memo.py). The repeat finder on
 hand-made signature sequences; GraphGuard's GPT dumps collapsed with the same results as with
 memoization off; mutated dumps (a rank reading another layer's weights, a bug in one layer);
 a wrong phase falls back to the whole graph."""
@@ -13,13 +13,13 @@ import pytest
 import yaml
 from conftest import entangle_dumps_root
 
-import analyzer.memo as memo
+import analyzer.speedups.memo as memo
 from analyzer import check, repeats
-from analyzer.driver import load_inputs
-from analyzer.memo import collapse_layers
-from analyzer.relations import load_spec
-from analyzer.repeats import choose_anchor, find_repeat, layer_numbers
-from analyzer.report import to_json
+from analyzer.inputs.infer import load_spec
+from analyzer.inputs.load import load_inputs
+from analyzer.reports.text import to_json
+from analyzer.speedups.memo import collapse_layers
+from analyzer.speedups.repeats import choose_anchor, find_repeat, layer_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTANGLE = ROOT / "examples" / "entangle"

@@ -158,7 +158,7 @@ def test_a_group_attribute_without_a_mesh_spec_is_refused(tmp_path):
 def test_mesh_rendezvous_meets_the_ranks_of_each_group():
     import threading
 
-    from analyzer.sim.collectives import CollectiveCall, MeshRendezvous
+    from analyzer.witness.collectives import CollectiveCall, MeshRendezvous
 
     hub = MeshRendezvous({"dp": 2, "tp": 2})
     got = {}
@@ -380,7 +380,7 @@ def test_dp_allreduce_in_the_program_carries_the_tp_layout(tmp_path, tp_form, re
     sides) and carries Shard or Partial(sum) through; along dp the replica's all-reduce is an
     ordinary one. Every derived relation of both checks holds on numbers, the dp all-reduce run
     as a group of one in the tp group's own simulation."""
-    from analyzer.witness import confirm_relations
+    from analyzer.witness.check import confirm_relations
 
     seq, ranks, spec = _dp_sum_case(tmp_path, tp_form)
     result = check(seq, ranks, relations=spec, numeric=True)
@@ -486,7 +486,7 @@ def test_tp_dp_training_step_updates_every_parameter_in_its_own_placement(name, 
     the loss is replicated on both axes; the witness (all 4 ranks, dp all-reduces meeting their
     dp groups) rebuilds every update to float round-off; every relation each one-axis check
     derived holds on numbers."""
-    from analyzer.witness import confirm_relations
+    from analyzer.witness.check import confirm_relations
 
     case, result = _train_case(name)
     assert case["expected"] == "verified" and case["training_step"]["parallel"] == "tensor x data"

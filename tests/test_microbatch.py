@@ -129,7 +129,7 @@ def test_mean_of_microbatch_means_is_flagged_with_its_fix(write_models):
 def test_microbatch_layout_round_trip_and_numbers():
     import numpy as np
 
-    from analyzer.sim.layouts import distribute, rebuild_micro, relation_error
+    from analyzer.witness.layouts import distribute, rebuild_micro, relation_error
 
     shard = Layout.from_row("Shard", 0, "mb2:1")
     assert shard == Layout("Shard", axis=0, micro=(2, 1)) and shard.param == "mb2:1"
@@ -152,7 +152,7 @@ def test_ignore_index_appears_in_random_labels():
     token count over it differs between rows of the random inputs."""
     import numpy as np
 
-    from analyzer.sim.inputs import random_inputs
+    from analyzer.witness.inputs import random_inputs
 
     model = model_from_text(HEADER + """
 loss (int64[4, 8] labels) => (float[4] count) <int64[4] pads = {0, 0, 0, 1}, int64 ignore = {-100},
@@ -172,7 +172,7 @@ loss (int64[4, 8] labels) => (float[4] count) <int64[4] pads = {0, 0, 0, 1}, int
 
 def test_microbatch_counts_come_from_slices_of_rank_inputs():
     from analyzer.facts import FactTables, extract_graph_facts
-    from analyzer.oracles import microbatch_counts
+    from analyzer.solve.oracles import microbatch_counts
 
     def rank(body: str):
         text = HEADER + f"""

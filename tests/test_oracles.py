@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.oracles import reshape_axis_map
+from analyzer.solve.oracles import reshape_axis_map
 
 
 def test_split_heads():
@@ -44,7 +44,7 @@ def test_map_agrees_with_numpy(outer, a, inner, split):
 
 
 def test_divisors_are_every_divisor_in_order():
-    from analyzer.oracles import _divisors
+    from analyzer.solve.oracles import _divisors
 
     for n in [*range(0, 300), 1024, 4096, 14336, 53248, 128256, 2**20 + 1]:
         assert _divisors(n) == [d for d in range(1, n + 1) if n % d == 0], n

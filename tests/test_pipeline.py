@@ -26,7 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 from analyzer import check
 from analyzer.cli import main
 from analyzer.errors import InputError
-from analyzer.pipeline import chain_stages, split_stages
+from analyzer.importers.pipeline import chain_stages, split_stages
 
 CASES = sorted(p for p in EXAMPLES.glob("llama_pp*") if (p / "case.yaml").is_file())
 

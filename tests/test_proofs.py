@@ -1,4 +1,4 @@
-"""String and shape checks of whole files beside the check (analyzer/facts/proofs.py): the same
+"""String and shape checks of whole files beside the check (analyzer/speedups/proofs.py): the same
 one-line errors and the same results as when each file is checked as it loads."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import EXAMPLES
 
-import analyzer.facts.proofs as proofs_module
+import analyzer.speedups.proofs as proofs_module
 from analyzer import check
 from analyzer.cli import main
-from analyzer.driver import load_inputs
 from analyzer.errors import InputError
-from analyzer.facts.proofs import WireProofs
+from analyzer.inputs.load import load_inputs
+from analyzer.speedups.proofs import WireProofs
 
 CASE = EXAMPLES / "llama_tp2"
 MARKER = "shardlog-proof-marker"

@@ -1,6 +1,6 @@
-"""The JSON report (``analyzer.report.to_json``) validates against ``schemas/report.schema.json``;
+"""The JSON report (``analyzer.reports.text.to_json``) validates against ``schemas/report.schema.json``;
 the schema is closed, so a field added to or dropped from the report fails here until the schema
-(and the module docstring of ``analyzer/report.py``) follow."""
+(and the module docstring of ``analyzer/reports/text.py``) follow."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from conftest import EXAMPLES
 
 from analyzer import check
-from analyzer.report import SCHEMA_VERSION, to_json
-from analyzer.rulebook import schemas_dir
+from analyzer.reports.text import SCHEMA_VERSION, to_json
+from analyzer.solve.rulebook import schemas_dir
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.dl.golden import find_cases, run_golden_case
+from analyzer.datalog.golden import find_cases, run_golden_case
 from analyzer.engines import EngineUnavailable, get_engine
 
 CASES = find_cases(Path(__file__).parent / "library_cases")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from conftest import model_from_text
 
 from analyzer import check
-from analyzer.simulate import witness
-from analyzer.witness import confirm_relations, output_layout_from_shapes
+from analyzer.witness.check import confirm_relations, output_layout_from_shapes
+from analyzer.witness.simulate import witness
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18]>'
 

@@ -19,8 +19,8 @@ from conftest import EXAMPLES, check_text_graphs
 
 from analyzer import check
 from analyzer.layout import Layout
-from analyzer.simulate import run_ranks, witness
-from analyzer.witness import confirm_relations
+from analyzer.witness.check import confirm_relations
+from analyzer.witness.simulate import run_ranks, witness
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 

@@ -14,8 +14,8 @@ from conftest import EXAMPLES
 
 from analyzer import check
 from analyzer.layout import Layout
-from analyzer.simulate import run_ranks
-from analyzer.witness import confirm_relations
+from analyzer.witness.check import confirm_relations
+from analyzer.witness.simulate import run_ranks
 
 CASE = EXAMPLES / "deepspeed_moe_ep2"
 BUG = EXAMPLES / "deepspeed_moe_ep2_bug_missing_combine_alltoall"

@@ -1,4 +1,4 @@
-"""Rules for the ATen kernels torch.fx dumps keep as ops of their own (analyzer/fx): the
+"""Rules for the ATen kernels torch.fx dumps keep as ops of their own (analyzer/importers/fx): the
 elementwise aten::gelu_backward (rules/kernels/elementwise.dl), aten::_softmax_backward_data
 (rules/kernels/softmax_backward.dl), and Megatron's vocab-parallel embedding backward
 (aten::embedding_dense_backward of the masked rows at the guarded local ids, rules/parallel/
@@ -88,7 +88,7 @@ def _softmax_backward(tmp_path: Path, rank_shape: str) -> tuple[Path, list[Path]
 
 def test_softmax_backward_sharded_off_its_axis_is_sharded(tmp_path):
     seq, ranks = _softmax_backward(tmp_path, "2, 2, 8")  # heads sharded, softmax over the keys
-    result = check(seq, ranks, numeric=True)  # this kernel has an ONNX body (analyzer/fx/functions.py)
+    result = check(seq, ranks, numeric=True)  # this kernel has an ONNX body (analyzer/importers/fx/functions.py)
     assert result.verdict == "verified"
     assert max(result.numeric.values()) < 1e-6, result.numeric
     assert _outputs(result) == {"_softmax_backward_data": "Shard(1)"}  # named by the seq graph

@@ -133,7 +133,7 @@ def test_second_moment_inputs_are_drawn_nonnegative():
     states) keeps its signs, and the other inputs their values."""
     import numpy as np
 
-    from analyzer.sim.inputs import random_inputs
+    from analyzer.witness.inputs import random_inputs
 
     model = model_from_text(HEADER + """
 adam (float[64] v, float[64] g, float[64] x) => (float[64] denom, float[64] rms)

@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 log (``analyzer.sarif``): valid against the vendored SARIF schema, one result per
+"""SARIF 2.1.0 log (``analyzer.reports.sarif``): valid against the vendored SARIF schema, one result per
 discrepancy with rule, location, logical locations and the partial-sum origin, and still valid
 when the model's strings are hostile (control characters, surrogates, brackets, long names)."""
 
@@ -15,9 +15,9 @@ import yaml
 from conftest import EXAMPLES, ROOT
 
 from analyzer import check
-from analyzer.rulebook import hints_catalog
-from analyzer.sarif import EXTRA_RULES, MAX_TEXT, SARIF_VERSION, to_sarif, write_sarif
-from analyzer.verdict import Discrepancy
+from analyzer.reports.sarif import EXTRA_RULES, MAX_TEXT, SARIF_VERSION, to_sarif, write_sarif
+from analyzer.solve.rulebook import hints_catalog
+from analyzer.verdict.build import Discrepancy
 
 jsonschema = pytest.importorskip("jsonschema")
 

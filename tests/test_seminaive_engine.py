@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer.dl import DatalogError, parse_string
+from analyzer.datalog import DatalogError, parse_string
 from analyzer.engines import get_engine
 from analyzer.engines.seminaive_codegen import rule_source
 from analyzer.engines.seminaive_engine import program_source

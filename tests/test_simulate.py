@@ -1,4 +1,4 @@
-"""Tests of the numeric witness (analyzer.simulate and analyzer.sim.*).
+"""Tests of the numeric witness (analyzer.witness.simulate and analyzer.witness.*).
 
 Hand-written tensor-parallel graph pairs: Megatron MLP (column- then row-parallel, with and
 without the all-reduce), AllGather on both axes, ReduceScatter, AllToAll, collectives in
@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
-from analyzer.sim.inputs import resolve_dims
-from analyzer.simulate import (
+from analyzer.witness.check import output_layout_from_shapes
+from analyzer.witness.inputs import resolve_dims
+from analyzer.witness.simulate import (
     CollectiveMismatch,
     SimulationError,
     check_relations,
@@ -36,7 +37,6 @@ from analyzer.simulate import (
     run_ranks,
     witness,
 )
-from analyzer.witness import output_layout_from_shapes
 
 MS = "com.microsoft"
 F = TensorProto.FLOAT

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from analyzer import check
 from analyzer.cli import main
-from analyzer.witness import confirm_relations
+from analyzer.witness.check import confirm_relations
 
 HEADER = "import torch\nfrom torch import device\n\n\nclass GraphModule(torch.nn.Module):\n"
 

@@ -1,4 +1,4 @@
-"""The one-rank world (analyzer/symmetry.py): which rules cannot tell ranks apart, the facts and
+"""The one-rank world (analyzer/speedups/symmetry.py): which rules cannot tell ranks apart, the facts and
 rows of the one-rank world, and checks that give exactly what the full world gives."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import pytest
 import yaml
 from conftest import EXAMPLES, check_text_graphs
 
-from analyzer import check, driver
-from analyzer.dl import parse_string
-from analyzer.report import to_json
-from analyzer.rulebook import rule_files, schema_files
-from analyzer.symmetry import (
+from analyzer import check
+from analyzer.datalog import parse_string
+from analyzer.reports.text import to_json
+from analyzer.solve import program as program_cache
+from analyzer.solve.rulebook import rule_files, schema_files
+from analyzer.speedups.symmetry import (
     expand_rows,
     has_unprobed_rules,
     probe_relations,
@@ -45,7 +46,7 @@ DECLS = """
 
 def _reason(rule_text: str) -> str | None:
     program = parse_string(DECLS + rule_text)
-    from analyzer.symmetry import _walks
+    from analyzer.speedups.symmetry import _walks
 
     walks = _walks(program)
     return rule_reason(program.rules[-1], program.decls, walks)
@@ -92,7 +93,7 @@ UpTo(s, r1) :- UpTo(s, r), NextRank(r, r1), Piece(s, r1, _).
 All(s) :- UpTo(s, r), LastRank(r).
 """
     program = parse_string(DECLS + walk)
-    from analyzer.symmetry import _walks
+    from analyzer.speedups.symmetry import _walks
 
     assert _walks(program) == {"UpTo"}
     assert [rule_reason(r, program.decls, {"UpTo"}) for r in program.rules] == [None, None, None]
@@ -102,7 +103,7 @@ All(s) :- UpTo(s, r), LastRank(r).
 
 
 def _library():
-    return driver._load_program_cached([*schema_files(), *rule_files([])])
+    return program_cache.load_program_cached([*schema_files(), *rule_files([])])
 
 
 def test_every_library_rule_that_may_tell_ranks_apart_has_a_probe():

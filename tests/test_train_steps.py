@@ -16,8 +16,8 @@ import yaml
 
 from analyzer import check
 from analyzer.layout import Layout
-from analyzer.simulate import run_ranks
-from analyzer.witness import confirm_relations
+from analyzer.witness.check import confirm_relations
+from analyzer.witness.simulate import run_ranks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CORRECT = [
@@ -166,7 +166,7 @@ def test_accumulated_step_relations_hold_on_numbers():
     """Gradient accumulation (2 micro-batches per rank): the rank's slices are micro-batch shards
     of the batch, each micro-batch's weight gradients are its terms of the sum, the accumulated
     gradients are Partial(sum) before the all-reduce, and every derived relation (micro-batch
-    Partials checked together, analyzer/witness.py) holds on numbers."""
+    Partials checked together, analyzer/witness/check.py) holds on numbers."""
     spec, result = _check("llama_dp2_sgd_accum2")
     assert spec["training_step"]["micro_batches"] == 2
     derived, decls = result.derivation.derived, result.derivation.decls

@@ -1,6 +1,6 @@
 """The engine interface: evaluate a checked program over fact tuples to its fixpoint.
 
-An engine gets a :class:`~analyzer.dl.syntax.Program` and the EDB as a mapping from
+An engine gets a :class:`~analyzer.datalog.syntax.Program` and the EDB as a mapping from
 relation name to tuples (``str`` for symbol columns, ``int`` for number columns). Relations
 not in the mapping start empty; a relation may have both given tuples and rules. The
 result holds every ``.output`` relation (``program.outputs``) as a sorted list of tuples.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 
-from analyzer.dl.checks import INT_MAX, INT_MIN
-from analyzer.dl.errors import DatalogError
-from analyzer.dl.syntax import Decl, Program
+from analyzer.datalog.checks import INT_MAX, INT_MIN
+from analyzer.datalog.errors import DatalogError
+from analyzer.datalog.syntax import Decl, Program
 
 __all__ = [
     "Engine",
@@ -77,7 +77,7 @@ class Engine(ABC):
         """Evaluate to fixpoint.
 
         Args:
-            program: A checked program (see :func:`analyzer.dl.load_program`).
+            program: A checked program (see :func:`analyzer.datalog.load_program`).
             facts: Relation name -> tuples (``str`` for symbol columns, ``int`` for number
                 columns). These relations are the EDB; the others start empty.
 

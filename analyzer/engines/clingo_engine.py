@@ -8,7 +8,7 @@ The checked program is translated to clingo's input language (see
 * symbols become clingo strings (quotes, backslashes and newlines escaped), numbers ints;
 * ``%`` becomes ``\\``; ``/`` and ``\\`` truncate toward zero like Soufflé's (C) operators;
 * ``cat``/``to_string``/``to_number``/``strlen`` call Python through ``@name(...)`` with a
-  context object (:mod:`analyzer.dl.functors`);
+  context object (:mod:`analyzer.datalog.functors`);
 * an aggregate ``n = count : { B(x, _) }`` becomes ``V_n = #count{ W1 : r_B(V_x,W1) }``:
   clingo aggregates range over a *set* of tuples, so the tuple lists every local variable
   of the aggregate body (wildcards are named first) and Soufflé's per-row semantics hold;
@@ -41,7 +41,7 @@ relation by one regex pass. Grounding (~0.15 s for ~81,000 ground rules) is what
 Of that, clingo spends a fixed ~70 us per rule even on no facts (0.04 s for the 549 rules of
 the library), and per rule literal time in proportion to its relation's atoms: rules that
 cannot change an output on the given facts are left out before grounding
-(:mod:`analyzer.engines.relevance`; 405B: 279 of 549 rules kept, parse + ground 0.27 ->
+(:mod:`analyzer.speedups.relevance`; 405B: 279 of 549 rules kept, parse + ground 0.27 ->
 0.22 s), and the translation is kept on the program, which the driver's cache pickles.
 """
 
@@ -52,15 +52,15 @@ import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from analyzer.dl import functors
-from analyzer.dl.checks import INT_MAX, INT_MIN
-from analyzer.dl.errors import DatalogError
-from analyzer.dl.normalize import (
+from analyzer.datalog import functors
+from analyzer.datalog.checks import INT_MAX, INT_MIN
+from analyzer.datalog.errors import DatalogError
+from analyzer.datalog.normalize import (
     aggregate_locals,
     lift_expressions,
     name_aggregate_wildcards,
 )
-from analyzer.dl.syntax import (
+from analyzer.datalog.syntax import (
     Aggregate,
     Atom,
     BinOp,
@@ -77,7 +77,7 @@ from analyzer.dl.syntax import (
     Wildcard,
 )
 from analyzer.engines.base import Engine, EngineUnavailable, finish_outputs
-from analyzer.engines.relevance import RuleShape, body_relations, kept_on_facts, program_shapes
+from analyzer.speedups.relevance import RuleShape, body_relations, kept_on_facts, program_shapes
 
 __all__ = ["ClingoEngine", "GraphCopies", "facts_text", "predicate_name", "to_clingo"]
 
@@ -360,7 +360,7 @@ def _copy_text(program: Program, copy: GraphCopies, n: int, keep: Container[str]
 @dataclass(frozen=True)
 class _Compiled:
     """A program's clingo text (its facts, each rule, the ``#show`` lines), the relations it
-    reads (in a rule body) or shows, and each rule's :class:`~analyzer.engines.relevance.RuleShape`."""
+    reads (in a rule body) or shows, and each rule's :class:`~analyzer.speedups.relevance.RuleShape`."""
 
     facts: str
     rules: tuple[str, ...]
@@ -376,7 +376,7 @@ class _Compiled:
 
 def _compiled(program: Program) -> _Compiled:
     """:func:`to_clingo` of ``program`` and the relations its rules read, kept on the program
-    (:meth:`~analyzer.dl.syntax.Program.kept`: once per program object, and a program pickled
+    (:meth:`~analyzer.datalog.syntax.Program.kept`: once per program object, and a program pickled
     after this call carries its translation; 0.02-0.04 s a process)."""
     return program.kept("_clingo_compiled", _translated, lambda made: isinstance(made, _Compiled))
 
@@ -445,7 +445,7 @@ class ClingoEngine(Engine):
         return None
 
     graph_copies = True  # run() takes copies=
-    #: leave out rules that cannot change an output on the given facts (:mod:`analyzer.engines.relevance`);
+    #: leave out rules that cannot change an output on the given facts (:mod:`analyzer.speedups.relevance`);
     #: off only to compare against the whole program (tests)
     prune = True
 
@@ -521,7 +521,7 @@ def _relevant_text(
     compiled: _Compiled, program: Program, rows: Mapping[str, list[tuple]], copies: Sequence[GraphCopies]
 ) -> tuple[str, frozenset[str]]:
     """The clingo text of the rules that can change an output on the facts ``rows`` and
-    ``copies`` (:func:`analyzer.engines.relevance.kept_on_facts`), and the relations those rules
+    ``copies`` (:func:`analyzer.speedups.relevance.kept_on_facts`), and the relations those rules
     read or the program shows (the facts of other relations are not handed to clingo)."""
     kept = kept_on_facts(program, rows, copies)
     read = set(program.outputs)

@@ -8,7 +8,7 @@ generating pyDatalog source, so no quoting is involved. The mapping:
 * body literals are reordered so every comparison, assignment and negation comes after the
   atoms binding its variables (pyDatalog evaluates left to right and silently derives
   nothing from ``Y == X + 1`` placed before ``X`` is bound);
-* arithmetic and functors run as Python functions (:mod:`analyzer.dl.functors`) on
+* arithmetic and functors run as Python functions (:mod:`analyzer.datalog.functors`) on
   operands put in three-address form (pyDatalog cannot nest such operations): 32-bit
   wrap-around, ``/`` and ``%`` truncating toward zero; a zero divisor is guarded by a
   ``!= 0`` test so the rule instance does not fire, as in clingo;
@@ -46,10 +46,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from analyzer.dl import functors
-from analyzer.dl.checks import grounded_vars
-from analyzer.dl.errors import DatalogError
-from analyzer.dl.normalize import (
+from analyzer.datalog import functors
+from analyzer.datalog.checks import grounded_vars
+from analyzer.datalog.errors import DatalogError
+from analyzer.datalog.normalize import (
     FreshVars,
     aggregate_locals,
     lift_expressions,
@@ -57,8 +57,8 @@ from analyzer.dl.normalize import (
     order_body,
     rule_var_names,
 )
-from analyzer.dl.strata import scc_order, strata
-from analyzer.dl.syntax import (
+from analyzer.datalog.strata import scc_order, strata
+from analyzer.datalog.syntax import (
     Aggregate,
     Atom,
     BinOp,

@@ -5,7 +5,7 @@ A generated function is ``name(rows, index, keys, delta, out)`` and holds one ne
 positive atom, in a greedy join order (:meth:`_RuleWriter.score`); tests, assignments,
 negations and aggregates come as soon as their variables are bound, written as ``if not
 (...): continue`` so that only loops nest (Python allows 20 nested blocks; a longer join goes
-on in a continuation function). Arithmetic and functors are :mod:`analyzer.dl.functors`';
+on in a continuation function). Arithmetic and functors are :mod:`analyzer.datalog.functors`';
 a zero divisor makes the rule instance not fire.
 """
 
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from analyzer.dl import functors
-from analyzer.dl.errors import DatalogError
-from analyzer.dl.normalize import (
+from analyzer.datalog import functors
+from analyzer.datalog.errors import DatalogError
+from analyzer.datalog.normalize import (
     aggregate_locals,
     lift_expressions,
     name_aggregate_wildcards,
     ready_literal,
     rule_var_names,
 )
-from analyzer.dl.syntax import (
+from analyzer.datalog.syntax import (
     Aggregate,
     Atom,
     BinOp,

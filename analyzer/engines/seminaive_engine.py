@@ -3,7 +3,7 @@ bottom-up, semi-naively, one strongly connected component at a time.
 
 This is the textbook evaluation of stratified Datalog (Abiteboul, Hull and Vianu,
 *Foundations of Databases*, ch. 13 and 15; Soufflé does the same, compiled to C++): the
-relations are grouped into components lowest first (:func:`analyzer.dl.strata.strata`);
+relations are grouped into components lowest first (:func:`analyzer.datalog.strata.strata`);
 a component's rules run once over the complete lower components and, when the component is
 recursive, again for every round of new rows, each rule once per recursive body atom with
 that atom reading only the previous round's new rows (the *delta*) and the others every row
@@ -24,11 +24,11 @@ bytes):
 * an atom with known arguments is read through a hash index on those columns (built the
   first time a rule asks for it, kept up to date as a recursive component grows); an atom
   that binds nothing new is a membership test;
-* arithmetic and functors are :mod:`analyzer.dl.functors`' (32-bit wrap-around, ``/`` and
+* arithmetic and functors are :mod:`analyzer.datalog.functors`' (32-bit wrap-around, ``/`` and
   ``%`` truncating toward zero; a zero divisor makes the rule instance not fire, as in
-  clingo); ``to_number`` of a non-number raises :class:`~analyzer.dl.functors.FunctorError`;
+  clingo); ``to_number`` of a non-number raises :class:`~analyzer.datalog.functors.FunctorError`;
 * an aggregate ``v = op t : { body }`` collects the distinct bindings of its local variables
-  (:func:`analyzer.dl.normalize.aggregate_locals`, wildcards of its positive atoms named
+  (:func:`analyzer.datalog.normalize.aggregate_locals`, wildcards of its positive atoms named
   first): ``count`` is their number, ``sum`` the wrapped sum of ``t`` over them, ``min``/``max``
   derive nothing over no binding (Soufflé; the clingo translation guards ``#sup``/``#inf``
   for the same result).
@@ -50,11 +50,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from analyzer.dl.strata import strata
-from analyzer.dl.syntax import Atom, Program
+from analyzer.datalog.strata import strata
+from analyzer.datalog.syntax import Atom, Program
 from analyzer.engines.base import Engine, finish_outputs, validate_facts
-from analyzer.engines.relevance import kept_on_facts, program_shapes
 from analyzer.engines.seminaive_codegen import RUNTIME, key_columns, rule_source
+from analyzer.speedups.relevance import kept_on_facts, program_shapes
 
 __all__ = ["SemiNaiveEngine", "program_source"]
 
@@ -64,7 +64,7 @@ class SemiNaiveEngine(Engine):
 
     name = "seminaive"
     graph_copies = False  # the driver hands every graph's facts
-    #: leave out rules that cannot change an output on the given facts (:mod:`analyzer.engines.relevance`);
+    #: leave out rules that cannot change an output on the given facts (:mod:`analyzer.speedups.relevance`);
     #: off only to compare against the whole program (tests)
     prune = True
 
@@ -266,7 +266,7 @@ class _Functions(dict):
 
 
 def _plan(program: Program) -> _Plan:
-    """The compiled program, kept on it (:meth:`~analyzer.dl.syntax.Program.kept`: once per
+    """The compiled program, kept on it (:meth:`~analyzer.datalog.syntax.Program.kept`: once per
     program object, and pickled with it by the program cache); made again when the kept one was
     compiled by another Python or plan format."""
     return program.kept("_seminaive_plan", _make_plan, _current)

@@ -5,7 +5,7 @@ Each run works in a fresh temporary directory:
 * ``facts/<Name>.facts``: every ``.input`` relation and every relation given as facts,
   tab-separated (Soufflé's default: the file name is the relation name);
 * ``program.dl``: the checked program printed back as one file
-  (:func:`analyzer.dl.printer.to_souffle`, includes resolved, rules normalised), plus an
+  (:func:`analyzer.datalog.printer.to_souffle`, includes resolved, rules normalised), plus an
   ``.input`` directive for each relation given as facts that the program does not read;
 * ``souffle -F facts -D out program.dl`` runs with an argument list (no shell), a timeout,
   and a return-code check (stderr is only quoted in the error, never parsed);
@@ -23,9 +23,9 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from analyzer.dl.facts_io import read_relation_file, write_relation_file
-from analyzer.dl.printer import to_souffle
-from analyzer.dl.syntax import Program
+from analyzer.datalog.facts_io import read_relation_file, write_relation_file
+from analyzer.datalog.printer import to_souffle
+from analyzer.datalog.syntax import Program
 from analyzer.engines.base import (
     Engine,
     EngineError,

@@ -30,7 +30,7 @@ from analyzer.facts.shadow import NAME_FIELDS, name_chars_schema, names_schema, 
 from analyzer.facts.source import parse_source
 
 if TYPE_CHECKING:
-    from analyzer.facts.proofs import WireProofs
+    from analyzer.speedups.proofs import WireProofs
 
 __all__ = [
     "FactTables",
@@ -423,7 +423,7 @@ def _malformed(
     of the model is checked (``wire`` then holds only the rest: the schemas with the graph
     read it as those without do, and they are built once per process for both uses).
     ``wire_proofs=False`` leaves the string and shape checks to the caller
-    (:func:`wire_problem`, run later by :class:`~analyzer.facts.proofs.WireProofs`).
+    (:func:`wire_problem`, run later by :class:`~analyzer.speedups.proofs.WireProofs`).
     """
     if wire_proofs:
         found = _string_problem(model, wire)

@@ -1,0 +1,133 @@
+"""Graph files in: ONNX files, and torch.fx dumps through :mod:`analyzer.importers.fx`.
+
+Every graph of a check is loaded here and comes out as an ``onnx.ModelProto``; nothing after
+this stage knows where a graph came from. A rank file whose graph is stored byte for byte like
+an earlier file's is recorded as such (:class:`KnownGraphs`), so later stages reuse its checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from analyzer.errors import InputError
+from analyzer.facts.extract import GraphKey, ModelFile, load_model_file
+from analyzer.speedups.proofs import WireProofs
+
+__all__ = ["KnownGraphs", "check_same_model", "load_graph", "select_outputs"]
+
+
+def check_same_model(
+    seq_path: str,
+    seq: onnx.ModelProto,
+    rank_paths: Sequence[str],
+    ranks: Sequence[onnx.ModelProto],
+    same: Sequence[int] = (),
+) -> None:
+    """Refuse rank files that are not exports of the sequential model: another number of
+    outputs, or no input or weight name in common.
+
+    Raises:
+        InputError: naming the rank file.
+    """
+    seq_outputs = len(seq.graph.output)
+    seq_names = {i.name for i in seq.graph.initializer} | {i.name for i in seq.graph.input}
+    for r, (path, model) in enumerate(zip(rank_paths, ranks)):
+        if len(same) == 1 + len(ranks) and same[r + 1] != r + 1:
+            continue  # its graph is stored like an earlier one's, checked already
+        if len(model.graph.output) != seq_outputs:
+            raise InputError(
+                f"{path}: rank {r} has {len(model.graph.output)} outputs but {seq_path} has {seq_outputs}: "
+                "is it an export of another model?"
+            )
+        names = {i.name for i in model.graph.initializer} | {i.name for i in model.graph.input}
+        if seq_names and not names & seq_names:
+            raise InputError(
+                f"{path}: rank {r} shares no input or weight name with {seq_path}: is it an export of another model?"
+            )
+
+
+def select_outputs(path: str, model: onnx.ModelProto, positions: Sequence[int] | None) -> onnx.ModelProto:
+    """``model`` with only the graph outputs at ``positions`` (a copy; the file is untouched)."""
+    if positions is None:
+        return model
+    outs = list(model.graph.output)
+    bad = [i for i in positions if i >= len(outs)]
+    if bad:
+        raise InputError(f"{path}: the spec selects output {bad[0]} but the graph has {len(outs)} outputs")
+    picked = onnx.ModelProto()
+    picked.CopyFrom(model)
+    del picked.graph.output[:]
+    picked.graph.output.extend(outs[i] for i in positions)
+    return picked
+
+
+@dataclass
+class KnownGraphs:
+    """The graphs loaded so far: the stored bytes of each distinct ONNX graph (``keys``, of
+    the graph loaded ``first``, whose model is ``models``), for each graph the index of the
+    first one stored like it (``same``, see :class:`analyzer.model.CheckInput`), and each file's own
+    ``metadata_props`` (``metadata``: a model shared with an earlier file carries that
+    file's)."""
+
+    keys: list[GraphKey] = field(default_factory=list)
+    first: list[int] = field(default_factory=list)
+    models: list[onnx.ModelProto] = field(default_factory=list)
+    same: list[int] = field(default_factory=list)
+    metadata: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None) -> None:
+        """Record the next graph (None: not an ONNX file, loaded as ``model``)."""
+        i = len(self.same)
+        own = loaded.own or loaded.model if loaded is not None else model
+        self.metadata.append({p.key: p.value for p in own.metadata_props} if own is not None else {})
+        if loaded is not None and loaded.same_as is not None:
+            self.same.append(self.first[loaded.same_as])
+            return
+        self.same.append(i)
+        if loaded is not None and loaded.graph_key is not None:
+            self.keys.append(loaded.graph_key)
+            self.first.append(i)
+            self.models.append(loaded.model)
+
+
+def load_graph(
+    path: str | Path,
+    *,
+    sequential: bool,
+    outputs: Sequence[int] | None = None,
+    constants: Mapping | None = None,
+    groups: Mapping | None = None,
+    known: KnownGraphs | None = None,
+    proofs: WireProofs | None = None,
+) -> onnx.ModelProto:
+    """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.importers.fx`
+    (the sequential one as a single process: its collectives are identities). ``known``
+    records it (an ONNX graph stored like a known one is not checked again); ``proofs`` takes
+    its string and shape checks (:func:`analyzer.facts.load_model_file`).
+
+    Raises:
+        InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.importers.fx.import_fx`.
+    """
+    if str(path).endswith(".py"):
+        from analyzer.importers.fx import import_fx
+
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(f"{p}: no such file")
+        model = import_fx(
+            p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
+        )
+        if known is not None:
+            known.add(None, model)
+        return model
+    if known is not None:
+        loaded = load_model_file(path, known.keys, known.models, proofs)
+    else:
+        loaded = load_model_file(path, proofs=proofs)
+    if known is not None:
+        known.add(loaded)
+    return select_outputs(str(path), loaded.model, outputs)

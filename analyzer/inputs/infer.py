@@ -1,0 +1,649 @@
+"""Input relations: how graph inputs and weights of the sequential graph live on the ranks.
+
+Inferred from names and shapes (the same name on every rank; the same shape means
+``Replicate``; one axis divided by the world size means ``Shard(axis)`` with rank r holding
+chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out;
+one axis divided by ``N / k`` means ``Shard(axis, replicas=k)``, rank r holding chunk
+``r // k``, as vLLM and Megatron-LM place K < N kv heads),
+then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
+
+    world_size: 2                 # optional; checked against the number of rank files
+    relations:
+      input_ids: replicate
+      model.layers.0.self_attn.qkv_proj.weight: {shard: 0, sections: [64, 16, 16]}
+      model.layers.0.self_attn.k_proj.weight: {shard: 0, replicas: 2}   # rank r: chunk r // 2
+      qkv_proj.weight: {shard: 0, sections: [1536, 256, 256], replicas: [1, 2, 2]}  # per section
+      attn_partial: {partial: sum}
+      empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
+      x: {shard: 0, micro_batches: [x_mb0, x_mb1]}     # micro-batch k of M is input x_mb{k}
+    outputs: [0]                  # optional; check only these output positions (all by default)
+    constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
+    groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
+    pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
+
+``micro_batches`` lists, for gradient accumulation with each micro-batch a graph input of its
+own, the value holding micro-batch k (k = 0..M-1, the same name on every rank): rank r's value
+k is ``Shard(axis, micro=(M, k))`` of the sequential value (chunk ``r*M + k`` of ``N*M``,
+:mod:`analyzer.layout`), or its ``Partial(sum, micro=(M, k))`` term with ``partial: sum``.
+
+A two-dimensional mesh (docs/mesh.md, :mod:`analyzer.mesh`) gives the mesh axes and sizes,
+the sequential graph on one data-parallel replica's batch, and a layout per axis::
+
+    mesh: {dp: 2, tp: 2}                 # init_device_mesh(..., (2, 2), mesh_dim_names=("dp", "tp"))
+    replica_seq: seq_replica.onnx        # relative to the spec file
+    relations:
+      input_ids: {dp: {shard: 0}}        # an axis left out is inferred from the shapes
+
+``pipeline: {stages: P}`` says the rank files are P pipeline stages, one file per process in
+global-rank order with the tensor-parallel rank varying fastest (Megatron-LM's default rank
+order, torchtitan's ``("pp", ..., "tp")`` mesh): with F files, file f is stage ``f // (F/P)``,
+tensor-parallel rank ``f % (F/P)``. Each tensor-parallel rank's stages are chained by their
+boundary tensor names (:mod:`analyzer.importers.pipeline`) and checked as one rank; ``world_size``,
+when given, is then the number of files (PP x TP), and ``relations`` name values of the
+chained graphs. The file list stays on the command line, as for tensor parallelism, so one
+spec fits a run whatever its files are called.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+
+from analyzer.errors import InputError
+from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
+
+__all__ = [
+    "InputRelation",
+    "MisplacedChunk",
+    "infer_input_relations",
+    "check_weight_values",
+    "load_spec",
+    "apply_spec",
+    "Spec",
+]
+
+
+@dataclass(frozen=True)
+class InputRelation:
+    """The relation of one seq value to the ranks.
+
+    Attributes:
+        seq_value: name of the value in the sequential graph.
+        layout: the relation form.
+        rank_values: the value's name on rank 0, 1, ... (length = world size).
+        source: ``"inferred"`` or ``"spec"``.
+    """
+
+    seq_value: str
+    layout: Layout
+    rank_values: tuple[str, ...]
+    source: str = "inferred"
+
+
+@dataclass(frozen=True)
+class MisplacedChunk:
+    """A rank's weight that is not the chunk its inferred ``Shard`` gives it (by value).
+
+    Attributes:
+        seq_value: the weight's name in the sequential graph.
+        rank: the rank.
+        rank_value: the weight's name on that rank.
+        axis: the shard axis.
+        chunk: index of the chunk of the sequential weight (``chunks`` equal chunks along
+            ``axis``) that the rank holds; -1 when it holds none of them.
+        chunks: N for a plain ``Shard``, ``N / k`` for ``Shard(axis, replicas=k)``.
+    """
+
+    seq_value: str
+    rank: int
+    rank_value: str
+    axis: int
+    chunk: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed relations spec file."""
+
+    path: str
+    world_size: int | None
+    relations: Mapping[str, tuple[Layout, tuple[str, ...] | None]]
+    outputs: tuple[int, ...] | None = None
+    constants: Mapping[str, float] | None = None
+    groups: Mapping[str, int] | None = None
+    pipeline_stages: int | None = None
+    mesh: Mapping[str, int] | None = None
+    replica_seq: str | None = None
+    mesh_relations: Mapping[str, Mapping[str, tuple[Layout, tuple[str, ...] | None]]] | None = None
+    micro_batches: Mapping[str, tuple[tuple[Layout, str], ...]] | None = None
+
+
+def _per_model(fn, models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> list:
+    """``[fn(m) for m in models]`` for a ``fn`` that reads only the graph, calling it once per
+    distinct graph: ``same[i]`` is the index of an earlier model whose graph is stored like
+    model i's (i when none; see :class:`analyzer.model.CheckInput`). Results are shared."""
+    out: list = []
+    for i, m in enumerate(models):
+        j = same[i] if same is not None and len(same) == len(models) else i
+        out.append(out[j] if j < i else fn(m))
+    return out
+
+
+def _boundary_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
+    """Shapes of graph inputs and initializers (symbolic dims as strings)."""
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
+    for init in model.graph.initializer:
+        shapes[init.name] = tuple(init.dims)
+    return shapes
+
+
+def _layout_from_shapes(seq: tuple, rank_shapes: Sequence[tuple], n: int) -> Layout | None:
+    if all(s == seq for s in rank_shapes):
+        return REPLICATE
+    first = rank_shapes[0]
+    if any(s != first for s in rank_shapes) or len(first) != len(seq):
+        return None
+    diff = [i for i, (a, b) in enumerate(zip(seq, first)) if a != b]
+    if len(diff) != 1:
+        return None
+    axis = diff[0]
+    a, b = seq[axis], first[axis]
+    if isinstance(a, int) and isinstance(b, int) and b * n == a:
+        return Layout("Shard", axis=axis)
+    # fewer chunks than ranks: groups of k = b * N / a consecutive ranks hold the same chunk
+    if isinstance(a, int) and isinstance(b, int) and 0 < b < a and (b * n) % a == 0:
+        k = b * n // a
+        if 1 < k < n and n % k == 0:
+            return Layout("Shard", axis=axis, replicas=k)
+    return None
+
+
+def infer_input_relations(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], same: Sequence[int] | None = None
+) -> tuple[list[InputRelation], list[str]]:
+    """Infer input relations from names and shapes.
+
+    Args:
+        seq: the sequential model.
+        ranks: the rank models, rank 0 first.
+        same: optional, per rank the index of the first rank whose graph is stored byte for
+            byte like its own (its shapes and constants are read once).
+
+    Returns:
+        (relations, notes): one relation per seq graph input or initializer found by name
+        on every rank with shapes that fit a layout; a note for each one that did not.
+    """
+    n = len(ranks)
+    seq_shapes = _boundary_shapes(seq)
+    rank_shapes = _per_model(_boundary_shapes, ranks, same)
+    seq_consts = _small_constants(seq)
+    rank_consts = _per_model(_small_constants, ranks, same)
+    relations: list[InputRelation] = []
+    notes: list[str] = []
+    for name, shape in seq_shapes.items():
+        missing = [r for r, shapes in enumerate(rank_shapes) if name not in shapes]
+        if missing:
+            notes.append(f"{name}: not an input or initializer of rank {missing[0]}")
+            continue
+        layout = _layout_from_shapes(shape, [s[name] for s in rank_shapes], n)
+        micro = _micro_batch_constant(seq, ranks, name, shape, [s[name] for s in rank_shapes]) if layout is None else []
+        if micro:
+            relations.extend(InputRelation(name, lay, (name,) * n) for lay in micro)
+            continue
+        if layout is None:
+            got = ", ".join(str(list(s[name])) for s in rank_shapes)
+            notes.append(f"{name}: shape {list(shape)} on seq and {got} on ranks fit no layout")
+            continue
+        if layout == REPLICATE and name in seq_consts and any(c.get(name) != seq_consts[name] for c in rank_consts):
+            notes.append(f"{name}: a constant whose value differs between seq and ranks, so not Replicate")
+            continue
+        relations.append(InputRelation(name, layout, (name,) * n))
+    return relations, notes
+
+
+_SMALL_CONSTANT = 4096  # elements; larger initializers are weights, never compared by value
+
+
+def _micro_batch_constant(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], name: str, shape: tuple, rank_shapes: Sequence[tuple]
+) -> list[Layout]:
+    """The micro-batch relations (analyzer/layout.py, ``micro``) of a constant that every
+    micro-batch of every rank uses alike (a causal mask, a zero fill, as traced for one
+    micro-batch): one axis of the rank arrays is the seq size divided by N*M (M >= 2), and
+    every one of the N*M chunks of the seq array equals the rank arrays, checked by value (so
+    ``Shard(axis, micro=(M, k))`` holds for every k). ``[]`` when the shapes or values do not
+    say so, or the data is not stored inline."""
+    import numpy as np
+
+    n = len(ranks)
+    first = rank_shapes[0]
+    if any(s != first for s in rank_shapes) or len(first) != len(shape):
+        return []
+    diff = [i for i, (a, b) in enumerate(zip(shape, first)) if a != b]
+    if len(diff) != 1 or not all(isinstance(x, int) for x in (shape[diff[0]], first[diff[0]])):
+        return []
+    axis = diff[0]
+    size, local = shape[axis], first[axis]
+    if local <= 0 or size % (local * n) or size // (local * n) < 2:
+        return []
+    full = _inline_array(seq, {name}).get(name)
+    mine = [_inline_array(m, {name}).get(name) for m in ranks]
+    if full is None or any(x is None for x in mine):
+        return []
+    chunks = np.split(np.asarray(full), size // local, axis=axis)
+    if not all(np.array_equal(c, x) for c in chunks for x in mine):
+        return []
+    count = size // (local * n)
+    return [Layout("Shard", axis=axis, micro=(count, k)) for k in range(count)]
+
+
+def _small_constants(model: onnx.ModelProto) -> dict[str, bytes]:
+    """Small initializers with their data inline: name -> serialized tensor (dtype, shape, bytes)."""
+    out = {}
+    for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL and math.prod(init.dims) <= _SMALL_CONSTANT:
+            copy = onnx.TensorProto()
+            copy.CopyFrom(init)
+            copy.ClearField("name")
+            copy.ClearField("doc_string")
+            out[init.name] = copy.SerializeToString()
+    return out
+
+
+def _parse_micro_batches(where: str, entry: Mapping) -> tuple[tuple[Layout, str], ...]:
+    """The layouts of ``{shard: a | partial: sum, micro_batches: [v_0, ..., v_{M-1}]}``: micro-batch
+    k is rank value ``v_k``, ``Shard(a, micro=(M, k))`` or ``Partial(sum, micro=(M, k))``."""
+    names = entry["micro_batches"]
+    if not isinstance(names, list) or len(names) < 2 or not all(isinstance(x, str) for x in names):
+        raise InputError(f"{where}.micro_batches: expected a list of two or more value names, one per micro-batch")
+    if len(set(names)) != len(names):
+        raise InputError(f"{where}.micro_batches: a value is named twice")
+    extra = set(entry) & {"ranks", "sections", "replicas"}
+    if extra:
+        raise InputError(f"{where}: micro_batches does not combine with {sorted(extra)[0]}")
+    layout, _ = _parse_layout(where, {k: v for k, v in entry.items() if k != "micro_batches"})
+    if layout.kind == "Shard":
+        layouts = [Layout("Shard", axis=layout.axis, micro=(len(names), k)) for k in range(len(names))]
+    elif layout == PARTIAL_SUM:
+        layouts = [Layout("Partial", reduce="sum", micro=(len(names), k)) for k in range(len(names))]
+    else:
+        raise InputError(f"{where}: micro_batches needs shard or partial: sum")
+    return tuple(zip(layouts, names))
+
+
+def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:
+    if isinstance(entry, str):
+        entry = {entry: True}
+    if not isinstance(entry, Mapping):
+        raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {entry!r}")
+    keys = set(entry) - {"ranks", "sections", "replicas"}
+    if len(keys) != 1:
+        raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
+    kind = str(next(iter(keys))).lower()
+    value = entry[next(iter(keys))]
+    ranks = entry.get("ranks")
+    if ranks is not None and (not isinstance(ranks, list) or not all(isinstance(x, str) for x in ranks)):
+        raise InputError(f"{where}.ranks: expected a list of value names, one per rank")
+    if kind == "replicate":
+        layout = REPLICATE
+    elif kind == "partial":
+        if value not in (True, "sum", "max"):
+            raise InputError(f"{where}.partial: expected sum or max, got {value!r}")
+        layout = PARTIAL_SUM if value in (True, "sum") else Layout("Partial", reduce="max")
+    elif kind == "shard":
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**31:
+            raise InputError(f"{where}.shard: expected a non-negative axis, got {value!r}")
+        sections = entry.get("sections")
+        if sections is not None and (
+            not isinstance(sections, list)
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in sections)
+        ):
+            raise InputError(f"{where}.sections: expected a list of positive section sizes")
+        replicas = entry.get("replicas")
+        if sections and replicas is not None:
+            # one count per section: vLLM's fused qkv with kv heads replicated, [1, 2, 2]
+            if (
+                not isinstance(replicas, list)
+                or len(replicas) != len(sections)
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x < 2**31 for x in replicas)
+            ):
+                raise InputError(f"{where}.replicas: expected one rank count >= 1 per section, got {replicas!r}")
+            replicas = tuple(replicas) if any(x > 1 for x in replicas) else None
+        elif replicas is not None and (
+            not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31
+        ):
+            raise InputError(f"{where}.replicas: expected a rank count >= 2, got {replicas!r}")
+        layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None, replicas=replicas)
+    else:
+        raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
+    return layout, tuple(ranks) if ranks is not None else None
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read a relations spec file (format in the module docstring).
+
+    Raises:
+        InputError: missing file, YAML syntax error, or an entry that is not a layout.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such spec file")
+    import yaml  # here: a check without a spec does not import it
+
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, (RecursionError, MemoryError)):
+            first = "nested too deeply"
+        raise InputError(f"{p}: not a valid YAML spec ({first})") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
+        raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
+    keys = {"world_size", "relations", "outputs", "constants", "groups", "pipeline", "mesh", "replica_seq"}
+    unknown = set(data) - keys
+    if unknown:
+        raise InputError(
+            f"{p}: unknown key {sorted(map(str, unknown))[0]!r} "
+            "(expected world_size, relations, outputs, constants, groups, pipeline, mesh, replica_seq)"
+        )
+    if "mesh" in data or "replica_seq" in data:
+        return _load_mesh_spec(p, data)
+    ws = data.get("world_size")
+    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
+        raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
+    rels, micro = {}, {}
+    for k, v in (data.get("relations") or {}).items():
+        where = f"{p.name}: relations.{k}"
+        if isinstance(v, Mapping) and "micro_batches" in v:
+            micro[str(k)] = _parse_micro_batches(where, v)
+        else:
+            rels[str(k)] = _parse_layout(where, v)
+    return Spec(
+        str(p),
+        ws,
+        rels,
+        _parse_outputs(p, data.get("outputs")),
+        _parse_constants(p, data.get("constants")),
+        _parse_groups(p, data.get("groups")),
+        pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
+        micro_batches=micro or None,
+    )
+
+
+def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
+    """A spec with ``mesh:`` (docs/mesh.md): per-axis relations, the replica's sequential graph."""
+    mesh = data.get("mesh")
+    if (
+        not isinstance(mesh, Mapping)
+        or len(mesh) < 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in mesh.values())
+    ):
+        raise InputError(f"{p}: mesh must map two or more axis names to sizes, like {{dp: 2, tp: 2}}, got {mesh!r}")
+    mesh = {str(k): int(v) for k, v in mesh.items()}
+    replica = data.get("replica_seq")
+    if not isinstance(replica, str) or not replica:
+        raise InputError(
+            f"{p}: a mesh spec needs replica_seq: the sequential graph on one data-parallel replica's batch"
+        )
+    for key in ("pipeline", "groups", "constants"):
+        if data.get(key) is not None:
+            raise InputError(f"{p}: {key} cannot be combined with mesh")
+    ws = data.get("world_size")
+    if ws is not None and ws != math.prod(mesh.values()):
+        raise InputError(f"{p}: world_size {ws!r} is not the product of the mesh sizes {mesh}")
+    per_axis: dict[str, dict[str, tuple[Layout, tuple[str, ...] | None]]] = {x: {} for x in mesh}
+    for name, entry in (data.get("relations") or {}).items():
+        where = f"{p.name}: relations.{name}"
+        if not isinstance(entry, Mapping) or not entry or not set(map(str, entry)) <= set(mesh):
+            raise InputError(
+                f"{where}: with a mesh, give a layout per mesh axis ({', '.join(mesh)}), like {{dp: {{shard: 0}}}}"
+            )
+        for axis, layout in entry.items():
+            parsed = _parse_layout(f"{where}.{axis}", layout)
+            if parsed[1] is not None:
+                raise InputError(f"{where}.{axis}: ranks are not supported in a mesh spec")
+            per_axis[str(axis)][str(name)] = parsed
+    return Spec(
+        str(p),
+        math.prod(mesh.values()),
+        {},
+        _parse_outputs(p, data.get("outputs")),
+        mesh=mesh,
+        replica_seq=str(p.parent / replica),
+        mesh_relations=per_axis,
+    )
+
+
+def _parse_pipeline(p: Path, value: object) -> int | None:
+    """``pipeline: {stages: P}`` -> P (None when the section is absent)."""
+    if value is None:
+        return None
+    stages = value.get("stages") if isinstance(value, Mapping) else None
+    if (
+        not isinstance(value, Mapping)
+        or set(value) != {"stages"}
+        or not isinstance(stages, int)
+        or isinstance(stages, bool)
+        or not 1 <= stages < 2**31
+    ):
+        raise InputError(f"{p}: pipeline must be a mapping like {{stages: 2}} (a positive stage count), got {value!r}")
+    return stages
+
+
+def _parse_groups(p: Path, value: object) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value.values()
+    ):
+        raise InputError(f"{p}: groups must map process-group names to rank counts (>= 1), got {value!r}")
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def _parse_outputs(p: Path, value: object) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in value)
+    ):
+        raise InputError(f"{p}: outputs must be a non-empty list of output positions (0, 1, ...), got {value!r}")
+    return tuple(value)
+
+
+def _parse_constants(p: Path, value: object) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()
+    ):
+        raise InputError(f"{p}: constants must map constant names to numbers, got {value!r}")
+    return {str(k): float(v) for k, v in value.items()}
+
+
+def _value_names(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    names = {v.name for v in g.input} | {i.name for i in g.initializer}
+    names.update(o for node in g.node for o in node.output)
+    return names
+
+
+def _known_shapes(model: onnx.ModelProto) -> dict[str, tuple[int | str, ...]]:
+    """Shapes recorded in the model for any value (inputs, outputs, value_info, initializers)."""
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    g = model.graph
+    for vi in [*g.value_info, *g.output]:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            dims = vi.type.tensor_type.shape.dim
+            shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)
+    shapes.update(_boundary_shapes(model))
+    return shapes
+
+
+def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: int) -> None:
+    """A spec's Shard must name an axis of the value, and its sections must add up to that axis."""
+    if layout.kind != "Shard" or shape is None or layout.axis is None:
+        return
+    if layout.axis >= len(shape):
+        raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
+    dim = shape[layout.axis]
+    if layout.micro is not None and isinstance(dim, int) and dim > 0 and dim % (n * layout.micro[0]):
+        raise InputError(
+            f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into "
+            f"{n} ranks x {layout.micro[0]} micro-batches"
+        )
+    if isinstance(layout.replicas, int):
+        if n % layout.replicas:
+            raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
+        if isinstance(dim, int) and dim > 0 and dim % (n // layout.replicas):
+            raise InputError(
+                f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into {n // layout.replicas} chunks"
+            )
+    if layout.sections and isinstance(dim, int) and dim > 0:
+        if sum(layout.sections) != dim:
+            raise InputError(
+                f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
+                f"but axis {layout.axis} has size {dim}"
+            )
+        for size, k in zip(layout.sections, layout.section_replicas):
+            if n % k or size % (n // k):
+                what = f"{n}" if k == 1 else f"{n} / replicas = {n / k:g}"
+                raise InputError(f"{path}: {name!r}: every section must split into {what} equal chunks")
+
+
+def apply_spec(
+    relations: Sequence[InputRelation], spec: Spec, seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto]
+) -> list[InputRelation]:
+    """Override or add relations from a spec.
+
+    Raises:
+        InputError: the spec's world size differs from the rank count, it names a value
+            that is not in the sequential graph or a rank value that is not in its rank graph,
+            or a Shard does not fit the value's recorded shape (no such axis, sections that do
+            not add up to the axis or do not split into equal chunks).
+    """
+    n = len(ranks)
+    if spec.world_size is not None and spec.world_size != n:
+        raise InputError(f"{spec.path}: spec is for world size {spec.world_size} but {n} rank files were given")
+    seq_names = _value_names(seq)
+    rank_names = [_value_names(r) for r in ranks]
+    seq_shapes = _known_shapes(seq)
+    out: dict[str, list[InputRelation]] = {}
+    for rel in relations:
+        out.setdefault(rel.seq_value, []).append(rel)
+    for name, (layout, rank_values) in spec.relations.items():
+        if name not in seq_names:
+            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
+        values = rank_values or (name,) * n
+        if len(values) != n:
+            raise InputError(f"{spec.path}: {name!r} lists {len(values)} rank values for {n} ranks")
+        for r, v in enumerate(values):
+            if v not in rank_names[r]:
+                raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
+        _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
+        out[name] = [InputRelation(name, layout, tuple(values), "spec")]
+    for name, pieces in (spec.micro_batches or {}).items():
+        if name not in seq_names:
+            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
+        for r in range(n):
+            missing = [v for _, v in pieces if v not in rank_names[r]]
+            if missing:
+                raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
+        _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
+        out[name] = [InputRelation(name, layout, (v,) * n, "spec") for layout, v in pieces]
+    return [rel for rels in out.values() for rel in rels]
+
+
+def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
+    """Initializers among ``names`` whose data is stored in the model, as numpy arrays."""
+    from onnx import numpy_helper
+
+    out = {}
+    for init in model.graph.initializer:
+        if init.name in names and init.data_location != onnx.TensorProto.EXTERNAL:
+            try:
+                out[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError):  # no data (a shape-only export) or an odd dtype
+                continue
+    return out
+
+
+def check_weight_values(
+    seq: onnx.ModelProto,
+    ranks: Sequence[onnx.ModelProto],
+    relations: Sequence[InputRelation],
+    same: Sequence[int] | None = None,
+) -> tuple[list[InputRelation], list[MisplacedChunk], list[str]]:
+    """Confirm inferred ``Shard`` relations of weights by their values, where both sides store them.
+
+    Shapes say how many chunks a weight is cut into, not which chunk a rank holds: a weight
+    loader that gives rank r another rank's chunk (e.g. kv head ``r % K`` instead of
+    ``r // (N / K)``) keeps every shape. For each inferred ``Shard`` (plain or with
+    ``replicas``) of an initializer whose data is inline in the sequential graph and in every
+    rank, rank r's array must equal its chunk (:func:`analyzer.witness.layouts.distribute`).
+
+    Args:
+        seq: the sequential model.
+        ranks: the rank models.
+        relations: inferred input relations.
+        same: as for :func:`infer_input_relations` (arrays of one graph are read once).
+
+    Returns:
+        (relations, misplaced, notes): the relations without the refuted ones; for each rank
+        whose array is not its chunk, which chunk it holds; one note per refuted relation.
+    """
+    import numpy as np
+
+    n = len(ranks)
+    candidates = {
+        rel.seq_value: rel
+        for rel in relations
+        if rel.source == "inferred" and rel.layout.kind == "Shard" and not rel.layout.sections
+    }
+    if not candidates:
+        return list(relations), [], []
+    seq_arrays = _inline_array(seq, set(candidates))
+    wanted = {d for rel in candidates.values() for d in rel.rank_values}
+    rank_arrays = _per_model(lambda m: _inline_array(m, wanted), ranks, same)
+    refuted: dict[str, list[MisplacedChunk]] = {}
+    for name, rel in candidates.items():
+        full = seq_arrays.get(name)
+        mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
+        if full is None or any(x is None for x in mine):
+            continue
+        from analyzer.witness.layouts import distribute  # here: graphs whose weights are inputs never need it
+
+        lay = rel.layout
+        try:
+            expected = distribute(lay, full, n)
+        except ValueError:
+            continue
+        groups = n // lay.replicas if lay.replicas else n
+        chunks = np.split(full, groups, axis=lay.axis)
+        for r, (got, want) in enumerate(zip(mine, expected)):
+            if got.shape == want.shape and np.array_equal(got, want):
+                continue
+            same = [c for c, chunk in enumerate(chunks) if chunk.shape == got.shape and np.array_equal(chunk, got)]
+            found = same[0] if same else -1
+            refuted.setdefault(name, []).append(MisplacedChunk(name, r, rel.rank_values[r], lay.axis, found, groups))
+    notes = []
+    for name, bad in refuted.items():
+        lay = candidates[name].layout
+        k = lay.replicas or 1
+        each = "; ".join(
+            f"rank {m.rank} holds {'chunk ' + str(m.chunk) if m.chunk >= 0 else 'no chunk'} of {m.chunks}, "
+            f"{lay} gives it chunk {m.rank // k}"
+            for m in bad
+        )
+        notes.append(f"{name}: its values refute {lay} ({each})")
+    kept = [rel for rel in relations if rel.seq_value not in refuted]
+    return kept, [m for bad in refuted.values() for m in bad], notes

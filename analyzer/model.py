@@ -1,0 +1,170 @@
+"""The records that pass between the stages of a check.
+
+- :class:`CheckInput`: what the importers and the input relations produce (the graphs of a
+  check and how their inputs relate), read by every later stage.
+- :class:`Derivation`: what solving produced (facts handed to the engine, derived relations),
+  read by the verdict, the reports and the witness.
+- :class:`CheckResult`: everything a check found (inputs, derivation, verdict, numbers), read
+  by the reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analyzer.importers.pipeline import PipelineInfo
+    from analyzer.inputs.infer import InputRelation, MisplacedChunk
+    from analyzer.speedups.proofs import WireProofs
+    from analyzer.verdict.build import Verdict
+
+__all__ = ["CheckInput", "CheckResult", "Derivation", "graph_name", "tables_of"]
+
+
+def graph_name(rank: int) -> str:
+    """Name of a graph in the facts: ``"seq"`` for -1, ``"r{rank}"`` otherwise."""
+    return "seq" if rank < 0 else f"r{rank}"
+
+
+@dataclass
+class CheckInput:
+    """Loaded models (as given, and in canonical form) and their input relations.
+
+    ``same_graph[i]`` is the index (seq first) of the first model whose graph is stored byte
+    for byte like model i's (i when none), whose checks and analyses model i reuses; empty
+    when not known. A rank file that differs from an earlier file only in the fields naming
+    its rank (``doc_string``, ``metadata_props``) is not parsed again: its entry in ``ranks``
+    is that file's model object (never change a model in place), and its own metadata is in
+    ``rank_metadata``."""
+
+    seq_path: str
+    rank_paths: list[str]
+    seq: onnx.ModelProto
+    ranks: list[onnx.ModelProto]
+    relations: list[InputRelation]
+    notes: list[str]
+    canonical_seq: onnx.ModelProto | None = None
+    canonical_ranks: list[onnx.ModelProto] = field(default_factory=list)
+    pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
+    same_graph: list[int] = field(default_factory=list)
+    misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
+    mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
+    rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
+    proofs: WireProofs | None = None  # files' string and shape checks still to run (derive starts them)
+
+    @property
+    def world_size(self) -> int:
+        """Number of ranks N."""
+        return len(self.ranks)
+
+    def defer_canonical(self) -> None:
+        """Compute ``canonical_seq`` and ``canonical_ranks`` when first read (a check whose
+        decoder layers are memoized rewrites only the collapsed graphs)."""
+        self.__dict__["_canonical_pending"] = True
+
+    def _canonical(self, attr: str):
+        if self.__dict__.pop("_canonical_pending", False):
+            same = self.same_graph if len(self.same_graph) == 1 + len(self.ranks) else []
+            from analyzer.rewrite.canonical import canonical_forms
+
+            canonical = canonical_forms([self.seq, *self.ranks], same)
+            self.__dict__["_canonical_seq"] = canonical[0]
+            self.__dict__["_canonical_ranks"] = canonical[1:]
+        return self.__dict__.get(attr)
+
+
+def _canonical_field(attr: str) -> property:
+    def get(self: CheckInput):
+        return self._canonical(attr)
+
+    def put(self: CheckInput, value) -> None:
+        self.__dict__.pop("_canonical_pending", None)
+        self.__dict__[attr] = value
+
+    return property(get, put, doc="canonical form (:mod:`analyzer.rewrite.canonical`), computed when first read")
+
+
+# set after @dataclass made __init__, which assigns them through the properties
+CheckInput.canonical_seq = _canonical_field("_canonical_seq")  # type: ignore[assignment]
+CheckInput.canonical_ranks = _canonical_field("_canonical_ranks")  # type: ignore[assignment]
+
+
+@dataclass
+class Derivation:
+    """What the rules derived, with the facts they read.
+
+    Attributes:
+        facts: every fact table handed to the engine (after the last round).
+        derived: every output relation of the program, as tuples.
+        decls: relation name -> declaration (column names and types).
+        rounds: engine runs until no oracle added a fact.
+        capped: True when ``max_rounds`` stopped the loop before a fixpoint.
+        timings: seconds spent in "facts", "engine" and "oracles".
+        coverage: per rule, whether it fired (only when ``derive(coverage=True)``).
+        memo: what layer memoization did ("off", or which layers were solved once).
+    """
+
+    facts: dict[str, list[tuple]]
+    derived: dict[str, list[tuple]]
+    decls: dict
+    rounds: int
+    capped: bool
+    timings: dict[str, float] = field(default_factory=dict)
+    coverage: list = field(default_factory=list)
+    memo: str = ""
+    one_rank: bool = False  # every engine run solved one representative rank (analyzer/speedups/symmetry.py)
+
+
+@dataclass
+class CheckResult:
+    """Everything a check found.
+
+    Attributes:
+        inputs: loaded models and input relations.
+        derivation: fact and derived tables as tuples, declarations, rounds, timings.
+        verdict: outputs and discrepancies.
+        engine: the engine name.
+        seconds: wall time of the whole check (s).
+        numeric: seq output name -> max abs error of the rebuilt output (``numeric=True``).
+    """
+
+    inputs: CheckInput
+    derivation: Derivation
+    verdict_: Verdict
+    engine: str
+    seconds: float
+    numeric: dict[str, float] = field(default_factory=dict)
+    mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
+
+    @property
+    def world_size(self) -> int:
+        """Number of ranks: the product of the mesh sizes for a mesh check, else ``inputs.world_size``."""
+        if self.mesh is not None:
+            return math.prod(self.mesh.axes.values())
+        return self.inputs.world_size
+
+    @property
+    def verdict(self) -> str:
+        """``"verified"`` or ``"discrepancy"``."""
+        return self.verdict_.verdict
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every fact and derived relation as a DataFrame with the schema's column names."""
+        return tables_of(self.derivation)
+
+
+def tables_of(deriv: Derivation) -> dict[str, pd.DataFrame]:
+    """Fact and derived tables of a derivation as DataFrames (columns from ``.decl`` lines)."""
+    import pandas as pd
+
+    out = {}
+    for name, decl in deriv.decls.items():
+        rows = deriv.derived.get(name, deriv.facts.get(name, []))
+        out[name] = pd.DataFrame(rows, columns=list(decl.column_names))
+    return out

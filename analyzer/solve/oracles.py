@@ -1,0 +1,447 @@
+"""Python oracles: shape algebra that Datalog does badly, written as facts for the rules.
+
+Each oracle reads fact tables (and, in the driver loop, derived relations) and returns new
+rows for relations declared in ``schemas/inputs.dl``. No op semantics live here: which ops
+use a reshape axis map is said by ``rules/ops/Reshape.dl``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+from analyzer.facts import FactTables
+
+__all__ = [
+    "shard_shapes",
+    "reshape_axis_maps",
+    "const_ints_text",
+    "reshape_axis_map",
+    "reshape_strided_map",
+    "strided_param",
+    "section_spans",
+    "replica_factors",
+    "replica_shard_shapes",
+    "replica_reshape_maps",
+    "microbatch_counts",
+    "microbatch_facts",
+]
+
+
+def strided_param(size: int, split_factor: int) -> str:
+    """Layout param of a strided shard (DTensor's ``_StridedShard(dim, split_factor)``) of an
+    axis of ``size``: the axis is ``split_factor`` equal sections, each split into N chunks,
+    which is the fused-sections form of ``Shard`` ("12,12,...", see analyzer/layout.py);
+    "" for a plain shard (split factor 1)."""
+    return "" if split_factor == 1 else ",".join([str(size // split_factor)] * split_factor)
+
+
+def _seq_shapes(facts: FactTables) -> dict[str, list[int]]:
+    """Static seq shapes (shapes with a data-dependent size: :func:`_symbolic_seq_shapes`)."""
+    out = {}
+    for row in facts.rows("Value_Shape"):
+        if row["g"] == "seq":
+            dims = row["shape"].split(",") if row["shape"] else []
+            if all(d.isdigit() for d in dims):
+                out[row["value"]] = [int(d) for d in dims]
+    return out
+
+
+def _symbolic_seq_shapes(facts: FactTables) -> dict[str, list[int | str]]:
+    """Seq shapes with a data-dependent size (``u0``: analyzer/facts/extract.py), sizes as ints."""
+    out: dict[str, list[int | str]] = {}
+    for row in facts.rows("Value_Shape"):
+        if row["g"] == "seq" and row["shape"]:
+            dims = row["shape"].split(",")
+            if not all(d.isdigit() for d in dims):
+                out[row["value"]] = [int(d) if d.isdigit() else d for d in dims]
+    return out
+
+
+def _numel(dims: Sequence[int | str]) -> tuple[int, tuple[str, ...]]:
+    """The element count of a shape as (product of the sizes, sorted data-dependent size names)."""
+    return math.prod(d for d in dims if isinstance(d, int)), tuple(sorted(d for d in dims if isinstance(d, str)))
+
+
+def shard_shapes(facts: FactTables, world_size: int) -> FactTables:
+    """``ShardShape(s, axis, shape)``: each static seq shape with one axis divided by N.
+
+    Args:
+        facts: tables holding ``Value_Shape`` rows.
+        world_size: N.
+
+    Returns:
+        New rows, one per (seq value, axis) whose size is divisible by N.
+    """
+    out = FactTables()
+    for value, dims in [*_seq_shapes(facts).items(), *_symbolic_seq_shapes(facts).items()]:
+        for axis, size in enumerate(dims):
+            if isinstance(size, int) and size % world_size == 0 and size > 0:
+                local = dims.copy()
+                local[axis] = size // world_size
+                out.add("ShardShape", s=value, axis=axis, shape=",".join(map(str, local)))
+    return out
+
+
+def reshape_axis_map(in_shape: Sequence[int | str], out_shape: Sequence[int | str], world_size: int) -> dict[int, int]:
+    """Where a shard of each input axis lands after a row-major reshape.
+
+    Splitting input axis ``a`` into N contiguous chunks equals splitting output axis ``b``
+    into N chunks exactly when the product of the axes before them is the same and both
+    sizes are divisible by N (row-major order: ONNX Reshape spec).
+
+    Args:
+        in_shape: input shape; a data-dependent size (a name such as ``u0``) counts as a factor of
+            its own, and an axis of that size is never split.
+        out_shape: output shape with the same element count.
+        world_size: N (>= 2).
+
+    Returns:
+        in_axis -> out_axis for every input axis that maps.
+    """
+    if _numel(in_shape) != _numel(out_shape):
+        return {}
+    outer_out: dict[tuple, int] = {}
+    for b, size in enumerate(out_shape):
+        if isinstance(size, int) and size % world_size == 0 and size > 0:
+            outer_out.setdefault(_numel(out_shape[:b]), b)
+    result = {}
+    for a, size in enumerate(in_shape):
+        if isinstance(size, int) and size % world_size == 0 and size > 0:
+            b = outer_out.get(_numel(in_shape[:a]))
+            if b is not None:
+                result[a] = b
+    return result
+
+
+_MAX_SPLIT_FACTOR = 256  # the param spells every section out
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in increasing order (pairs ``d``, ``n // d`` with ``d * d <= n``;
+    a vocabulary axis of 128256 costs 358 steps, not 128256)."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def reshape_strided_map(in_shape: list[int], out_shape: list[int], world_size: int) -> list[tuple[int, int, int, int]]:
+    """Where a (possibly strided) shard of each input axis lands after a row-major reshape.
+
+    A shard of axis ``a`` with split factor ``P`` gives rank r, inside each of the
+    ``E = prod(shape[:a]) * P`` leading blocks of the flat element order, the r-th of N
+    contiguous chunks. Two shards with the same ``E`` hold the same elements, so input
+    (a, P_in) maps to output (b, P_out) when ``prod(out[:b]) * P_out == E`` and output axis b's
+    inner factor ``out[b] / P_out`` is divisible by N. This is how heads sharded on
+    ``[B, heads, ...]`` become a strided shard of ``[B * heads, ...]`` (an attention kernel's
+    batched matmul) and a plain shard again after the view back.
+
+    Returns:
+        (in_axis, P_in, out_axis, P_out) for every mapping from a plain to a strided shard or
+        back. Plain to plain is :func:`reshape_axis_map`, which also carries a strided shard
+        through an axis whose leading product does not change.
+    """
+    if math.prod(in_shape) != math.prod(out_shape) or world_size < 2 or 0 in in_shape or 0 in out_shape:
+        return []
+    result = []
+    for a, size in enumerate(in_shape):
+        for p_in in _divisors(size) if size > 0 else []:
+            if (size // p_in) % world_size:
+                continue
+            blocks = math.prod(in_shape[:a]) * p_in
+            if p_in > _MAX_SPLIT_FACTOR:
+                break
+            for b, out_size in enumerate(out_shape):
+                outer = math.prod(out_shape[:b])
+                if blocks % outer:
+                    continue
+                p_out = blocks // outer
+                if p_out > _MAX_SPLIT_FACTOR or (p_in > 1) == (p_out > 1):
+                    continue
+                if out_size % p_out or (out_size // p_out) % world_size:
+                    continue
+                result.append((a, p_in, b, p_out))
+                break
+    return result
+
+
+def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
+    """``ReshapeAxisMap(n, in_axis, out_axis)`` and ``ReshapeStridedMap`` for seq nodes whose input 0 and output 0 have
+    static shapes of equal size that differ (every reshape-like node, whatever its op)."""
+    shapes = _seq_shapes(facts)
+    out = FactTables()
+    symbolic = _symbolic_seq_shapes(facts)
+    for node, src, dst in _seq_first_io(facts):
+        if src in symbolic and dst in symbolic and symbolic[src] != symbolic[dst]:
+            for a, b in reshape_axis_map(symbolic[src], symbolic[dst], world_size).items():
+                out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
+            continue
+        if src not in shapes or dst not in shapes or shapes[src] == shapes[dst]:
+            continue
+        for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
+            out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
+        for a, p_in, b, p_out in reshape_strided_map(shapes[src], shapes[dst], world_size):
+            out.add(
+                "ReshapeStridedMap",
+                n=node,
+                in_axis=a,
+                in_param=strided_param(shapes[src][a], p_in),
+                out_axis=b,
+                out_param=strided_param(shapes[dst][b], p_out),
+            )
+    return out
+
+
+def const_ints_text(facts: FactTables) -> FactTables:
+    """``Const_IntsText(g, value, text)``: small integer constants as comma-joined text."""
+    elems: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for row in facts.rows("Const_Int"):
+        elems[(row["g"], row["value"])][row["pos"]] = row["v"]
+    out = FactTables()
+    for (g, value), items in elems.items():
+        out.add("Const_IntsText", g=g, value=value, text=",".join(str(items[i]) for i in sorted(items)))
+    return out
+
+
+def _section_entries(param: str) -> list[tuple[str, int, int]]:
+    """(entry text, size, replicas) of each section of a fused-sections param ("64,16:rep2")."""
+    out = []
+    for entry in param.split(","):
+        size, _, k = entry.partition(":rep")
+        out.append((entry, int(size), int(k) if k else 1))
+    return out
+
+
+def section_spans(facts: FactTables, world_size: int | None = None) -> FactTables:
+    """``SectionSpan(param, start, end, span)``: for every fused-sections layout param of the
+    input relations (e.g. "1536,256,256"), the element range [start, end) of
+    each run of consecutive sections along the axis, and that run's own param ("" for one
+    section, "rep{k}" for one section replicated over groups of k ranks, e.g. "256,256" for
+    the last two). A slice of exactly those elements keeps them sharded section by section.
+
+    With ``world_size`` and a param with replicated sections (``"1536,256:rep2,256:rep2"``),
+    also ``SectionLocalSpan(param, start, end, local_start, local_end)``: where that run lies in
+    a rank's piece, and ``SectionOf(param, index, sizes, span)``: section ``index``'s own param
+    when the sections are cut by sizes ``sizes`` ("1536,256,256")."""
+    params = {
+        row["param"]
+        for row in facts.rows("InputPiece")
+        if row["kind"] == "Shard" and row["param"] and not row["param"].startswith(("rep", "mb"))
+    }
+    out = FactTables()
+    for param in sorted(params):
+        entries = _section_entries(param)
+        sizes = [size for _, size, _ in entries]
+        bounds = [0, *itertools.accumulate(sizes)]
+        mixed = world_size is not None and any(k > 1 for _, _, k in entries)
+        if mixed:
+            local = [0, *itertools.accumulate(size * k // world_size for _, size, k in entries)]
+            plain = ",".join(map(str, sizes))
+        for i in range(len(sizes)):
+            for j in range(i + 1, len(sizes) + 1):
+                if j - i > 1:
+                    span = ",".join(text for text, _, _ in entries[i:j])
+                else:
+                    span = f"rep{entries[i][2]}" if entries[i][2] > 1 else ""
+                out.add("SectionSpan", param=param, start=bounds[i], end=bounds[j], span=span)
+                if mixed:
+                    out.add(
+                        "SectionLocalSpan", param=param, start=bounds[i], end=bounds[j],
+                        local_start=local[i], local_end=local[j],
+                    )
+                    if j == i + 1:
+                        out.add("SectionOf", param=param, index=i, sizes=plain, span=span)
+    return out
+
+
+def replica_factors(facts: FactTables, world_size: int) -> list[int]:
+    """The group sizes k of the ``Shard(axis, replicas=k)`` input relations (param "rep{k}")."""
+    ks = set()
+    for row in facts.rows("InputPiece"):
+        param = row["param"]
+        if row["kind"] != "Shard" or "rep" not in param:
+            continue
+        if param.startswith("rep"):
+            found = [int(param[3:].partition("/")[0])]
+        else:  # fused sections, some replicated ("1536,256:rep2,256:rep2")
+            found = [k for _, _, k in _section_entries(param)]
+        ks.update(k for k in found if 1 < k < world_size and world_size % k == 0)
+    return sorted(ks)
+
+
+def _mixed_section_params(facts: FactTables) -> set[str]:
+    """Fused-sections params with replicated sections, and every run of two or more of their
+    consecutive sections that has one (what slices and concats of the fused tensor carry)."""
+    out = set()
+    for row in facts.rows("InputPiece"):
+        param = row["param"]
+        if row["kind"] == "Shard" and ":rep" in param:
+            entries = [text for text, _, _ in _section_entries(param)]
+            for i in range(len(entries)):
+                for j in range(i + 2, len(entries) + 1):
+                    run = ",".join(entries[i:j])
+                    if ":rep" in run:
+                        out.add(run)
+    return out
+
+
+def replica_shard_shapes(facts: FactTables, world_size: int) -> FactTables:
+    """``ParamShardShape(s, axis, param, shape)`` for the replicated-group layouts
+    (analyzer/layout.py): with groups of k ranks, "rep{k}" divides the axis by ``N / k``, and
+    "rep{k}/{b}" also divides axis b by k. Rows only for the factors k of the input relations;
+    also for fused-sections params with replicated sections (section i divided by
+    ``N / replicas[i]``) on the axes of their total size."""
+    out = FactTables()
+    mixed = sorted(_mixed_section_params(facts))
+    if mixed:
+        for value, dims in _seq_shapes(facts).items():
+            for param in mixed:
+                entries = _section_entries(param)
+                total = sum(size for _, size, _ in entries)
+                if any(world_size % k or size % (world_size // k) for _, size, k in entries):
+                    continue
+                for axis, size in enumerate(dims):
+                    if size == total:
+                        local = dims.copy()
+                        local[axis] = sum(size * k // world_size for _, size, k in entries)
+                        out.add("ParamShardShape", s=value, axis=axis, param=param, shape=",".join(map(str, local)))
+    for k in replica_factors(facts, world_size):
+        groups = world_size // k
+        for value, dims in _seq_shapes(facts).items():
+            for axis, size in enumerate(dims):
+                if size <= 0 or size % groups:
+                    continue
+                local = dims.copy()
+                local[axis] = size // groups
+                out.add("ParamShardShape", s=value, axis=axis, param=f"rep{k}", shape=",".join(map(str, local)))
+                for b, inner in enumerate(dims):
+                    if b != axis and inner > 0 and inner % k == 0:
+                        both = local.copy()
+                        both[b] = inner // k
+                        out.add(
+                            "ParamShardShape", s=value, axis=axis, param=f"rep{k}/{b}", shape=",".join(map(str, both))
+                        )
+    return out
+
+
+def _seq_reshapes(facts: FactTables, shapes: dict[str, list[int]]):
+    """``(node, input shape, output shape)`` of each seq node whose first output has the
+    elements of its first input in another shape (Reshape, Flatten, Squeeze, ...)."""
+    for node, src, dst in _seq_first_io(facts):
+        if src in shapes and dst in shapes and shapes[src] != shapes[dst]:
+            if math.prod(shapes[src]) == math.prod(shapes[dst]):
+                yield node, shapes[src], shapes[dst]
+
+
+def _seq_first_io(facts: FactTables):
+    """``(node, input 0, output 0)`` of each seq node that has both."""
+    first_in = {x["node"]: x["value"] for x in facts.rows("Node_Input") if x["g"] == "seq" and x["pos"] == 0}
+    first_out = {x["node"]: x["value"] for x in facts.rows("Node_Output") if x["g"] == "seq" and x["pos"] == 0}
+    for node, src in first_in.items():
+        if node in first_out:
+            yield node, src, first_out[node]
+
+
+def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
+    """``ReshapeStridedMap`` rows of the replicated-group layouts for reshape-like seq nodes.
+
+    A ``Shard(a, replicas=k)`` is N / k contiguous chunks, so it maps like a plain shard over
+    N / k ranks (:func:`reshape_axis_map`): "rep{k}" -> "rep{k}". A ``Shard(a, replicas=k,
+    inner=a+1)`` whose axis a has N / k elements (one per group), with axes a and a + 1 merged
+    into output axis b (same leading product), is the plain ``Shard(b)``: rank ``g*k + j``
+    holds elements ``[(g*k + j) * m, ...)`` of the merged axis, m = size(a+1) / k (HF's
+    ``repeat_kv`` reshape of the expanded kv heads).
+    """
+    ks = replica_factors(facts, world_size)
+    out = FactTables()
+    if not ks:
+        return out
+    for node, a_shape, b_shape in _seq_reshapes(facts, _seq_shapes(facts)):
+        for k in ks:
+            groups = world_size // k
+            if groups >= 2:
+                for a, b in reshape_axis_map(a_shape, b_shape, groups).items():
+                    out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}", out_axis=b, out_param=f"rep{k}")
+            for a in range(len(a_shape) - 1):
+                if a_shape[a] != groups or a_shape[a + 1] % k:
+                    continue
+                lead = math.prod(a_shape[:a])
+                for b, size in enumerate(b_shape):
+                    if math.prod(b_shape[:b]) == lead and size == a_shape[a] * a_shape[a + 1]:
+                        out.add(
+                            "ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}/{a + 1}", out_axis=b, out_param=""
+                        )
+    return out
+
+
+def microbatch_counts(facts: FactTables) -> set[int]:
+    """Micro-batch counts M >= 2 that rank graphs may cut their rows into: a rank-graph Slice
+    of a graph input along axis 0 (constant bounds, one axis) whose length L divides the
+    input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
+    rank's batch inputs this way; slices of caches and intermediates are not looked at, so
+    other graphs get no micro-batch facts); and the M of every input relation with a
+    micro-batch layout (``InputPiece`` param ``"mb{M}:{k}"``)."""
+    # micro-batches given as separate inputs (a spec's micro_batches: analyzer/inputs/infer.py)
+    out = {int(x["param"][2:].partition(":")[0]) for x in facts.rows("InputPiece") if x["param"].startswith("mb")}
+    nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
+    if not nodes:
+        return out
+    inputs = {(x["g"], x["value"]) for x in facts.rows("GraphInput") if x["g"] != "seq"}
+    ins: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for x in facts.rows("Node_Input"):
+        if (x["g"], x["node"]) in nodes:
+            ins[(x["g"], x["node"])][x["pos"]] = x["value"]
+    ints: dict[tuple, dict[int, int]] = defaultdict(dict)
+    for x in facts.rows("Const_Int"):
+        if x["g"] != "seq":
+            ints[(x["g"], x["value"])][x["pos"]] = x["v"]
+    dim0 = {(x["g"], x["value"]): x["size"] for x in facts.rows("Value_Dim") if x["g"] != "seq" and x["axis"] == 0}
+    for (g, _node), args in ins.items():
+        st, en, ax = (ints.get((g, args.get(i, "")), {}) for i in (1, 2, 3))
+        if set(st) != {0} or set(en) != {0} or ax != {0: 0}:
+            continue
+        if (g, args.get(0, "")) not in inputs:
+            continue
+        size = dim0.get((g, args.get(0, "")))
+        if not size or size <= 0:
+            continue
+        start, end = st[0], min(en[0], size)
+        length = end - start
+        if length > 0 and start >= 0 and size % length == 0 and start % length == 0 and size // length >= 2:
+            out.add(size // length)
+    return out
+
+
+def microbatch_facts(facts: FactTables, world_size: int) -> FactTables:
+    """Facts of the micro-batch layouts (analyzer/layout.py, ``micro``) for the counts M of
+    :func:`microbatch_counts`: ``MicroBatchCount(M)``; ``ParamShardShape(s, axis, "mb{M}",
+    shape)``, the seq shape with the axis divided by N*M; and ``ReshapeStridedMap(n, a,
+    "mb{M}", b, "mb{M}")`` where N*M contiguous chunks of input axis a are N*M contiguous
+    chunks of output axis b (:func:`reshape_axis_map` over N*M)."""
+    out = FactTables()
+    counts = sorted(microbatch_counts(facts))
+    if not counts:
+        return out
+    shapes = _seq_shapes(facts)
+    for m in counts:
+        out.add("MicroBatchCount", m=m)
+        chunks = world_size * m
+        for value, dims in shapes.items():
+            for axis, size in enumerate(dims):
+                if size > 0 and size % chunks == 0:
+                    local = dims.copy()
+                    local[axis] = size // chunks
+                    out.add("ParamShardShape", s=value, axis=axis, param=f"mb{m}", shape=",".join(map(str, local)))
+    for node, src_shape, dst_shape in _seq_reshapes(facts, shapes):
+        for m in counts:
+            for a, b in reshape_axis_map(src_shape, dst_shape, world_size * m).items():
+                out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"mb{m}", out_axis=b, out_param=f"mb{m}")
+    return out

@@ -1,0 +1,1 @@
+"""From derived relations to a verdict (:mod:`analyzer.verdict.build`)."""

@@ -1,0 +1,435 @@
+"""From derived relations to a verdict: output relations and discrepancies, earliest first.
+
+A seq output is explained when ``OutputRelation`` rebuilds it from the ranks' outputs. The
+check is ``verified`` when every output is explained and every ``Check_*`` relation is empty.
+Otherwise each discrepancy names a frontier node (``Frontier``: inputs related, output not)
+that lies upstream of an unexplained output, with its scope, source line, the relations of
+its inputs, the rank nodes it was paired with and the hints from ``rules/diagnose``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.layout import Layout
+from analyzer.model import CheckInput, Derivation
+from analyzer.solve.rulebook import hints_catalog
+
+__all__ = ["OutputVerdict", "InputInfo", "Discrepancy", "Verdict", "build_verdict", "layout_of", "layout_text"]
+
+_KIND_ORDER = {"Replicate": 0, "Shard": 1, "Partial": 2}
+
+
+def layout_of(kind: str, axis: int, param: str) -> Layout:
+    """The :class:`Layout` of a (kind, axis, param) row."""
+    return Layout.from_row(kind, axis, param)
+
+
+def layout_text(kind: str, axis: int, param: str) -> str:
+    """Display form of a (kind, axis, param) row, e.g. ``Shard(2)``."""
+    return str(layout_of(kind, axis, param))
+
+
+@dataclass
+class OutputVerdict:
+    """How one seq output is rebuilt (``relation`` is None when it is not)."""
+
+    name: str
+    relation: str | None
+    rank_values: list[str] = field(default_factory=list)
+    layout: Layout | None = None
+
+
+@dataclass
+class InputInfo:
+    """An input of a frontier node: its relations and the node that produced it."""
+
+    name: str
+    relations: list[str]
+    producer: str | None
+    producer_op: str | None
+    producer_scope: str
+
+
+@dataclass
+class Discrepancy:
+    """One place where the chain of relations breaks."""
+
+    kind: str  # "frontier" | "output" | "collective"
+    node: str
+    op_type: str
+    scope: str
+    source: str
+    code: str
+    outputs: list[str]
+    inputs: list[InputInfo]
+    rank_nodes: dict[int, list[str]]
+    hints: list[str]
+    hint_ids: list[str]
+    index: int
+    graph: str = "seq"
+    message: str = ""
+    origin_node: str = ""
+    origin_scope: str = ""
+    origin_source: str = ""
+    rules_tried: list[str] = field(default_factory=list)
+    stage: int | None = None  # pipeline stage it lives in (pipeline checks only)
+
+
+@dataclass
+class Verdict:
+    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies."""
+
+    verdict: str
+    outputs: list[OutputVerdict]
+    discrepancies: list[Discrepancy]
+    no_rule_ops: list[str]
+
+
+class _Index:
+    """Lookups over fact and derived tables (column order from the declarations)."""
+
+    def __init__(self, deriv: Derivation) -> None:
+        self.t = {**deriv.facts, **deriv.derived}
+        self.decls = deriv.decls
+
+    def rows(self, rel: str) -> list[dict]:
+        cols = [c for c, _ in self.decls[rel].columns]
+        return [dict(zip(cols, row)) for row in self.t.get(rel, [])]
+
+    def columns(self, rel: str, *names: str) -> list[tuple]:
+        """The rows of ``rel`` as tuples of the named columns, in that order (no dict per row)."""
+        cols = [c for c, _ in self.decls[rel].columns]
+        pick = operator.itemgetter(*(cols.index(name) for name in names))
+        rows = self.t.get(rel, [])
+        return [(pick(row),) for row in rows] if len(names) == 1 else list(map(pick, rows))
+
+
+def _hint_texts() -> dict[str, str]:
+    import yaml  # here: a verified check without hints does not import it
+
+    path: Path = hints_catalog()
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return {str(k): str(v) for k, v in (data or {}).items()}
+
+
+def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
+    """Turn derived relations into outputs and discrepancies (earliest frontier first)."""
+    ix = _Index(deriv)
+    n = inp.world_size
+    node_op: dict[tuple[str, str], str] = {}
+    node_index: dict[tuple[str, str], int] = {}
+    node_name: dict[tuple[str, str], str] = {}
+    for g, node, op, domain, name in ix.columns("Node", "g", "node", "op", "domain", "name"):
+        node_op[(g, node)] = op if not domain else f"{domain}::{op}"
+        node_name[(g, node)] = name or node
+    for g, node, index in ix.columns("Node_Index", "g", "node", "index"):
+        node_index[(g, node)] = index
+    scope = {(g, node): sc for g, node, sc in ix.columns("Node_Scope", "g", "node", "scope")}
+    source = {
+        (g, node): (f, ln, c) for g, node, f, ln, c in ix.columns("Node_Source", "g", "node", "file", "line", "code")
+    }
+    producer: dict[tuple[str, str], str] = {}
+    inputs_of: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for g, node, value in ix.columns("Node_Output", "g", "node", "value"):
+        producer[(g, value)] = node
+    for g, node, pos, value in ix.columns("Node_Input", "g", "node", "pos", "value"):
+        inputs_of[(g, node)].append((pos, value))
+    holds: dict[str, list[tuple]] = defaultdict(list)
+    for s, kind, axis, param in ix.columns("Holds", "s", "kind", "axis", "param"):
+        holds[s].append((kind, axis, param))
+
+    outputs = _outputs(ix, n)
+    unexplained = [o.name for o in outputs if o.relation is None]
+    checks = [rel for rel in ix.decls if rel.startswith("Check_") and ix.t.get(rel)]
+    hint_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for row in ix.rows("Hint"):
+        hint_ids[("seq", row["n"])].append(row["hint"])
+    for row in ix.rows("RankHint"):
+        hint_ids[(row["g"], row["m"])].append(row["hint"])
+    hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
+    tried: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("RuleTried"):
+        tried[row["n"]].append(row["file"])
+    no_rule = sorted(  # not where a more specific hint superseded "no-rule" (e.g. grad-not-reduced)
+        {
+            f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}"
+            for r in ix.rows("NoRule")
+            if "no-rule" in hint_ids.get(("seq", r["n"]), ())
+        }
+    )
+
+    def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
+        file, line, code = source.get((g, node), ("", 0, ""))
+        ins = []
+        for _, v in sorted(inputs_of.get((g, node), [])):
+            if not v:
+                continue
+            prod = producer.get((g, v))
+            rels = sorted(holds.get(v, []), key=lambda t: _KIND_ORDER.get(t[0], 9)) if g == "seq" else []
+            ins.append(
+                InputInfo(
+                    v,
+                    [layout_text(*t) for t in rels],
+                    prod and node_name[(g, prod)],
+                    prod and node_op[(g, prod)],
+                    scope.get((g, prod), "") if prod else "",
+                )
+            )
+        paired: dict[int, list[str]] = defaultdict(list)
+        for row in ix.rows("Pair"):
+            if row["n"] == node and g == "seq":
+                paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
+        ids = sorted(set(hint_ids.get((g, node), [])))
+        if ids and not hints:
+            hints.update(_hint_texts())
+        d = Discrepancy(
+            kind,
+            node_name[(g, node)],
+            node_op[(g, node)],
+            scope.get((g, node), ""),
+            f"{file}:{line}" if file else "",
+            code,
+            outs,
+            ins,
+            dict(paired),
+            [hints.get(h, h) for h in ids],
+            ids,
+            node_index.get((g, node), -1),
+            g,
+            message,
+        )
+        d.rules_tried = sorted(set(tried.get(node, []))) if g == "seq" else []
+        if not d.code and file:
+            d.code = read_source_line(file, line)
+        origin = _partial_origin(g, node, inputs_of, producer, holds) if g == "seq" else None
+        if origin is not None:
+            ofile, oline, _ = source.get((g, origin), ("", 0, ""))
+            d.origin_node = node_name[(g, origin)]
+            d.origin_scope = scope.get((g, origin), "")
+            d.origin_source = f"{ofile}:{oline}" if ofile else ""
+        return d
+
+    discrepancies: list[Discrepancy] = []
+    if unexplained:
+        # only through values without a relation: a mask or offset whose readers are all
+        # explained (e.g. a vocab-parallel lookup) is no frontier of a broken output
+        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in holds)
+        frontier: dict[str, list[str]] = defaultdict(list)
+        for row in ix.rows("Frontier"):
+            if row["n"] in upstream:
+                frontier[row["n"]].append(row["s"])
+        for node in sorted(frontier, key=lambda x: node_index.get(("seq", x), 0)):
+            discrepancies.append(info("seq", node, "frontier", frontier[node]))
+        if not discrepancies:
+            discrepancies.extend(_rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index))
+    collective = _collective_discrepancies(ix, checks, info, node_name, scope)
+    # a rank issuing other collectives than rank 0 breaks everything after that call: first
+    discrepancies[:0] = collective
+    verdict = "verified" if not unexplained and not checks else "discrepancy"
+    return Verdict(verdict, outputs, discrepancies, no_rule)
+
+
+_PAIRING_CHECKS = ("Check_CollectiveMismatch", "Check_CollectiveShape")
+
+
+def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: dict, scope: dict) -> list[Discrepancy]:
+    """Collectives that do not pair across ranks (``Check_*`` of rules/collectives/).
+
+    NCCL pairs the k-th collective of every rank; for each rank r the first k whose call
+    differs from rank 0's (op type: ``Check_CollectiveMismatch``; input shape:
+    ``Check_CollectiveShape``) is reported at rank r's node, with both calls spelled out
+    (op, input dtype and shape, axis, module scope); later ones follow from it and are counted.
+    Any other ``Check_*`` row is reported as it is.
+    """
+    out: list[Discrepancy] = []
+    if not checks:  # every Check_* relation is empty (the pairing checks too)
+        return out
+    coll = {(row["g"], row["k"]): row["m"] for row in ix.rows("Collective")}
+    shape = {(r["g"], r["value"]): r["shape"] for r in ix.rows("Value_Shape")}
+    dtype = {(r["g"], r["value"]): r["dtype"] for r in ix.rows("Value_DType")}
+    first_in = {(r["g"], r["node"]): r["value"] for r in ix.rows("Node_Input") if r["pos"] == 0}
+    axis = {(r["g"], r["node"]): r["value"] for r in ix.rows("Node_AttrInt") if r["attr"] == "axis"}
+    op_of = {(r["g"], r["node"]): r["op"] for r in ix.rows("Node")}
+
+    def call(g: str, k: int) -> str:
+        m = coll.get((g, k))
+        if m is None:
+            return "no collective"
+        d = first_in.get((g, m), "")
+        ax = f", axis {axis[(g, m)]}" if (g, m) in axis else ""
+        where = scope.get((g, m), "") or "?"
+        arg = f"{dtype.get((g, d), '?')}[{shape.get((g, d), '?')}]{ax}"
+        return f"{op_of[(g, m)]}({arg}) in {where} ({node_name[(g, m)]})"
+
+    bad: dict[int, set[int]] = defaultdict(set)
+    for rel in _PAIRING_CHECKS:
+        for row in ix.t.get(rel, []):
+            bad[row[1]].add(row[0])
+    for r, ks in sorted(bad.items()):
+        k = min(ks)
+        g = f"r{r}"
+        later = len(ks) - 1
+        message = (
+            f"collective #{k} differs across ranks: rank 0 issues {call('r0', k)}, rank {r} issues {call(g, k)}"
+            + (f"; {later} later collective(s) differ as well" if later else "")
+            + " (NCCL pairs the k-th call of every rank: they would hang or exchange the wrong tensors)"
+        )
+        if (g, k) in coll:
+            out.append(info(g, coll[(g, k)], "collective", [], message))
+        else:
+            out.append(Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, g, message))
+    for rel in checks:
+        if rel in _PAIRING_CHECKS:
+            continue
+        for row in ix.t[rel]:
+            out.append(
+                Discrepancy(
+                    "collective", rel, "", "", "", "", [], [], {}, [], [], -1, "",
+                    f"{rel}{tuple(row)}: collectives do not pair across ranks",
+                )
+            )
+    return out
+
+
+def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
+    found: dict[str, list[tuple]] = defaultdict(list)
+    for row in ix.rows("OutputRelation"):
+        found[row["s"]].append((row["kind"], row["axis"], row["param"]))
+    rank_outputs = {(r["g"], r["value"]) for r in ix.rows("GraphOutput") if r["g"] != "seq"}
+    pieces: dict[tuple, list[str]] = defaultdict(lambda: [""] * n)
+    for row in ix.rows("Piece"):
+        if (f"r{row['r']}", row["d"]) in rank_outputs:
+            pieces[(row["s"], row["kind"], row["axis"], row["param"])][row["r"]] = row["d"]
+    result = []
+    for row in sorted(ix.rows("GraphOutput"), key=lambda r: r["pos"]):
+        if row["g"] != "seq":
+            continue
+        s = row["value"]
+        if found.get(s):
+            best = min(found[s], key=lambda t: _KIND_ORDER.get(t[0], 9))
+            result.append(OutputVerdict(s, layout_text(*best), pieces[(s, *best)], layout_of(*best)))
+        else:
+            result.append(OutputVerdict(s, None))
+    return result
+
+
+def read_source_line(file: str, line: int) -> str:
+    """The text of ``file:line`` when the file can be found (as given, or relative to an
+    entry of ``sys.path`` such as site-packages for ``transformers/models/...``); "" if not."""
+    import sys
+
+    if line <= 0:
+        return ""
+    candidates = [Path(file)] + [Path(p) / file for p in sys.path if p and not Path(file).is_absolute()]
+    for path in candidates:
+        try:
+            if path.is_file():
+                with path.open(encoding="utf-8", errors="replace") as fh:
+                    for i, text in enumerate(fh, 1):
+                        if i == line:
+                            return text.strip()
+                return ""
+        except OSError:
+            continue
+    return ""
+
+
+def _partial_origin(g: str, node: str, inputs_of: dict, producer: dict, holds: dict) -> str | None:
+    """The node that created the pending reduction reaching ``node``: walk back through
+    producers while an input holds only as Partial; that is where an all-reduce belongs."""
+
+    def partial_input(n: str) -> str | None:
+        for _, v in sorted(inputs_of.get((g, n), [])):
+            kinds = {t[0] for t in holds.get(v, [])}
+            if kinds == {"Partial"}:
+                return v
+        return None
+
+    v = partial_input(node)
+    origin = None
+    seen = set()
+    while v is not None and (g, v) in producer and v not in seen:
+        seen.add(v)
+        origin = producer[(g, v)]
+        v = partial_input(origin)
+    return origin
+
+
+def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict, through=lambda v: True) -> set[str]:
+    """Nodes of graph ``g`` upstream of ``values``, walking back only through inputs that
+    ``through`` accepts."""
+    seen_nodes: set[str] = set()
+    stack = [producer[(g, v)] for v in values if (g, v) in producer]
+    while stack:
+        node = stack.pop()
+        if node in seen_nodes:
+            continue
+        seen_nodes.add(node)
+        for _, v in inputs_of.get((g, node), []):
+            p = producer.get((g, v))
+            if p is not None and p not in seen_nodes and through(v):
+                stack.append(p)
+    return seen_nodes
+
+
+def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index) -> list[Discrepancy]:
+    """Every seq node is explained but an output is not rebuilt from rank outputs: the break
+    is on the rank side (a collective or a rearrangement after it)."""
+    out = []
+    rank_front: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("RankFrontier"):
+        rank_front[row["g"]].append(row["m"])
+    # rank values that are pieces (also another rank's piece, or a gathered stack of pieces): the
+    # search for the break walks back from the rank outputs only through values that are not
+    # (a mask or index built from a piece and consumed by an explained lookup is no break)
+    pieces: set[tuple[str, str]] = {(f"r{row['r']}", row["d"]) for row in ix.rows("Piece")}
+    for rel in ("RemotePiece", "Gathered"):
+        if rel in ix.decls:
+            pieces |= {(f"r{row['r']}", row["d"]) for row in ix.rows(rel)}
+    for r in range(inp.world_size):
+        g = f"r{r}"
+        rank_outs = [o.name for o in inp.ranks[r].graph.output]
+        upstream = _ancestors(g, rank_outs, producer, inputs_of, through=lambda v, g=g: (g, v) not in pieces)
+        cands = [m for m in rank_front.get(g, []) if m in upstream]
+        if cands:
+            first = min(cands, key=lambda m: node_index.get((g, m), 0))
+            rels = ", ".join(
+                f"{s}: {' | '.join(layout_text(*t) for t in holds.get(s, [])) or 'none'}" for s in unexplained
+            )
+            out.append(
+                info(
+                    g,
+                    first,
+                    "output",
+                    [],
+                    f"seq output not rebuilt from rank {r}'s outputs ({rels}); "
+                    "the chain of pieces stops at this rank node",
+                )
+            )
+            break
+    if not out:
+        for s in unexplained:
+            rels = " | ".join(layout_text(*t) for t in holds.get(s, [])) or "none"
+            out.append(
+                Discrepancy(
+                    "output",
+                    s,
+                    "",
+                    "",
+                    "",
+                    "",
+                    [s],
+                    [],
+                    {},
+                    [],
+                    [],
+                    -1,
+                    "seq",
+                    f"seq output {s} has relations [{rels}] but no rank graph output carries them",
+                )
+            )
+    return out
