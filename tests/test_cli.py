@@ -166,6 +166,16 @@ def test_bad_user_rule_file(tmp_path):
     assert "bad.dl" in text
 
 
+@pytest.mark.parametrize("word", ["count", "ord", "as"])
+def test_user_rule_file_with_a_souffle_keyword_as_variable(tmp_path, word):
+    """Soufflé reserves these words (its scanner returns them as keywords); the library is
+    Soufflé text, so they are refused here too, at the file and line, with a rename."""
+    (tmp_path / "mine.dl").write_text(f'// my rule\nRelated({word}) :- Holds({word}, "Replicate", -1, "").\n')
+    text = _one_line_error(*_run(["check", *_files(), "--rules", str(tmp_path)]))
+    assert "mine.dl:2:" in text
+    assert f"'{word}' is a reserved word in Soufflé" in text and "rename it" in text
+
+
 @pytest.mark.parametrize(
     "body, expected",
     [

@@ -119,6 +119,18 @@ def test_lower_and_upper_case_variables_and_keywords_as_prefixes():
     assert program.rules[0].body[0] == Atom("B", (Var("Count"), Var("minimum")))
 
 
+def test_reserved_words_are_fine_as_functors_strings_and_aggregates():
+    program = parse('A(n) :- C(s), s != "count", n = strlen(cat(s, "as")) + count : { B(_, s) }.')
+    *_, length, agg = program.rules[0].body
+    assert agg.right.op == "count"
+    assert length.right.left == Call("strlen", (Call("cat", (Var("s"), Const("as"))),))
+
+
+def test_reserved_word_error_points_at_the_word_after_a_comment():
+    err = error_of("// the count of rows\nA(x) :- B(x, count).")
+    assert (err.line, err.col) == (6, 14) and "'count' is a reserved word" in err.message
+
+
 def test_disjunction_and_multiple_heads_are_split():
     program = parse_string(
         """
@@ -326,6 +338,16 @@ def parse_error_program(text: str) -> DatalogError:
         ("A(n) :- n = count : { A(m), m = count : { A(_) } }.", "nested inside an aggregate"),
         ("A(n) :- C(s), n = count : { B(k, s), k < z }.", "inside the count aggregate is not grounded"),
         ('#include "nope.dl"', "#include: no such file"),
+        # Soufflé's reserved words (its scanner's keyword tokens) as identifiers
+        ("A(x) :- B(x, as).", "'as' is a reserved word in Soufflé and cannot be a variable name"),
+        ("A(count) :- B(count, _).", "'count' is a reserved word in Soufflé and cannot be a variable name"),
+        ("A(x) :- B(x, _), sum = x + 1.", "'sum' is a reserved word in Soufflé"),
+        ("A(x) :- B(x, y), x = max - 1.", "'max' is a reserved word in Soufflé"),
+        ('A(x) :- B(x, range), C(range).', "'range' is a reserved word in Soufflé"),
+        (".decl Z(count: number)", "cannot be a column name; rename it (e.g. 'n_count' or 'cnt')"),
+        (".decl ord(x: number)", "'ord' is a reserved word in Soufflé and cannot be a relation name"),
+        ("A(x) :- B(x, _), !match(x).", "cannot be a relation name"),
+        (".type true <: number", "cannot be a type name"),
     ],
 )
 def test_rejections(source, expected):

@@ -57,13 +57,27 @@ from analyzer.datalog.syntax import (
     term_vars,
 )
 
-__all__ = ["load_program", "parse_string", "read_decls"]
+__all__ = ["SOUFFLE_RESERVED", "load_program", "parse_string", "read_decls"]
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _BUILTIN_TYPES: dict[str, BaseType] = {"symbol": "symbol", "number": "number"}
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _QUALIFIERS = {"btree", "brie", "eqrel", "inline", "no_inline", "magic", "no_magic", "overridable", "btree_delete"}
 _KNOWN_DIRECTIVES = {".decl", ".type", ".input", ".output"}
+#: Words Soufflé's scanner (src/parser/scanner.ll) returns as keyword tokens, so that they cannot
+#: name a relation, column, type or variable there (functor names are called as functors here).
+#: ``fold`` and ``__ITERATION__`` are keywords after Soufflé 2.5 and reserved here too.
+SOUFFLE_RESERVED = frozenset(
+    """
+    as autoinc band bnot bor brie bshl bshr bshru btree btree_delete bxor cat contains count eqrel
+    false fold inline input land lnot lor lxor magic match max mean min nil no_inline no_magic ord
+    output overridable printsize range stateful strlen substr sum to_float to_number to_string
+    to_unsigned true __FILE__ __INCL__ __ITERATION__ __LINE__
+    """.split()
+)
+_RENAMES = {"count": "n_count' or 'cnt", "sum": "total", "min": "lo", "max": "hi", "as": "a_s", "cat": "cat_"}
+_AGGREGATE_WORD = re.compile(r"(?<!\w)(count|sum|min|max)(?!\w)")
+_NOT_CODE = re.compile(r'//[^\n]*|/\*(?:.|\n)*?\*/|"(?:\\.|[^"\\\n])*"')
 _TOKEN_TEXT = {
     "LPAR": "(",
     "RPAR": ")",
@@ -141,6 +155,19 @@ class _Items:
     items: list[object] = field(default_factory=list)
 
 
+def _reserved_error(word: str, role: str, loc: Loc) -> DatalogError:
+    rename = _RENAMES.get(word, f"{word}_")
+    return DatalogError(
+        f"'{word}' is a reserved word in Soufflé and cannot be a {role} name; rename it (e.g. '{rename}')", loc
+    )
+
+
+def _check_name(token: Token | str, role: str, loc: Loc) -> None:
+    """Raise a one-line error when ``token`` is one of :data:`SOUFFLE_RESERVED`."""
+    if str(token) in SOUFFLE_RESERVED:
+        raise _reserved_error(str(token), role, loc)
+
+
 def _unescape(token: Token, loc: Loc) -> str:
     body = str(token)[1:-1]
     out: list[str] = []
@@ -209,6 +236,7 @@ class _ToSyntax(Transformer):
 
     def subtype(self, meta: object, children: list[Token]) -> TypeDecl:
         name, parent = children
+        _check_name(name, "type", self._tloc(name))
         # The base type is resolved by the loader once all types are known.
         return TypeDecl(str(name), str(parent), "symbol", self._tloc(name))
 
@@ -221,11 +249,13 @@ class _ToSyntax(Transformer):
 
     def column(self, meta: object, children: list[Token]) -> tuple[str, str, Loc]:
         name, type_name = children
+        _check_name(name, "column", self._tloc(name))
         return (str(name), str(type_name), self._tloc(type_name))
 
     def rel_decl(self, meta: object, children: list[object]) -> _RawDecl:
         name = children[0]
         assert isinstance(name, Token)
+        _check_name(name, "relation", self._tloc(name))
         columns = tuple(c for c in children[1:] if c is not None)
         names = [c[0] for c in columns]  # type: ignore[index]
         for col_name in names:
@@ -264,6 +294,7 @@ class _ToSyntax(Transformer):
     # -- clauses -------------------------------------------------------------------------
     def fact(self, meta: object, children: list[Call]) -> Fact:
         call = children[0]
+        _check_name(call.name, "relation", call.loc)
         values: list[str | int] = []
         for arg in call.args:
             if not isinstance(arg, Const):
@@ -278,6 +309,7 @@ class _ToSyntax(Transformer):
         disjuncts = [c for c in children if isinstance(c, list)]
         rules = []
         for head in heads:
+            _check_name(head.name, "relation", head.loc)
             for conj in disjuncts:
                 rules.append(_normalise_rule(Atom(head.name, head.args, head.loc), tuple(conj), loc))
         return rules
@@ -287,10 +319,12 @@ class _ToSyntax(Transformer):
 
     def pos_atom(self, meta: object, children: list[Call]) -> Atom:
         call = children[0]
+        _check_name(call.name, "relation", call.loc)
         return Atom(call.name, call.args, call.loc)
 
     def neg_atom(self, meta: object, children: list[Call]) -> Negation:
         call = children[0]
+        _check_name(call.name, "relation", call.loc)
         return Negation(Atom(call.name, call.args, call.loc), self._loc(meta))
 
     def constraint(self, meta: object, children: list[object]) -> Constraint:
@@ -308,6 +342,7 @@ class _ToSyntax(Transformer):
         tok = children[0]
         if str(tok) == "_":
             return Wildcard(self._tloc(tok))
+        _check_name(tok, "variable", self._tloc(tok))
         return Var(str(tok), self._tloc(tok))
 
     def string(self, meta: object, children: list[Token]) -> Const:
@@ -356,6 +391,7 @@ class _ToSyntax(Transformer):
 
     def agg_single(self, meta: object, children: list[Call]) -> list[BodyLiteral]:
         call = children[0]
+        _check_name(call.name, "relation", call.loc)
         return [Atom(call.name, call.args, call.loc)]
 
 
@@ -458,6 +494,21 @@ def _hint(text: str, pos: int) -> str | None:
     return None
 
 
+def _aggregate_word_misused(text: str, pos: int) -> tuple[int, str] | None:
+    """``count``/``sum``/``min``/``max`` where a term may start are aggregate keywords; one that
+    is not followed by an aggregate's ``:`` before the error (``R(count) :- ...``) is a variable
+    named after a reserved word. Returns its offset and the word."""
+    code = _NOT_CODE.sub(lambda m: " " * len(m.group()), text[:pos])  # offsets kept
+    neck = code.rfind(":-")
+    clause_start = max(code.rfind(".") + 1, neck + 2 if neck >= 0 else 0)
+    clause = code[clause_start:]
+    for m in reversed(list(_AGGREGATE_WORD.finditer(clause))):
+        after = clause[m.end() :]
+        if not re.search(r":(?!-)", after):
+            return clause_start + m.start(), m.group(1)
+    return None
+
+
 def _gap_before(text: str, pos: int) -> str:
     """The whitespace (and comments) between the previous token and ``pos``."""
     stripped = re.sub(r"//[^\n]*", "", text[:pos])
@@ -475,6 +526,10 @@ def _parse_error(exc: UnexpectedInput, text: str, file: str | None) -> DatalogEr
         file, line if isinstance(line, int) and line > 0 else None, col if isinstance(col, int) and col > 0 else None
     )
     hint = _hint(text, pos) if isinstance(pos, int) else None
+    word = _aggregate_word_misused(text, pos) if isinstance(pos, int) and not hint else None
+    if word is not None:
+        at, name = word
+        return _reserved_error(name, "variable", Loc(file, text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)))
     if hint:
         return DatalogError(hint, loc)
     if isinstance(exc, UnexpectedCharacters):
