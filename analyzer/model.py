@@ -103,8 +103,6 @@ class Derivation:
         facts: every fact table handed to the engine (after the last round).
         derived: every output relation of the program, as tuples.
         decls: relation name -> declaration (column names and types).
-        rounds: engine runs until no oracle added a fact.
-        capped: True when ``max_rounds`` stopped the loop before a fixpoint.
         timings: seconds spent in "facts", "engine" and "oracles".
         coverage: per rule, whether it fired (only when ``derive(coverage=True)``).
         memo: what layer memoization did ("off", or which layers were solved once).
@@ -113,8 +111,6 @@ class Derivation:
     facts: dict[str, list[tuple]]
     derived: dict[str, list[tuple]]
     decls: dict
-    rounds: int
-    capped: bool
     timings: dict[str, float] = field(default_factory=dict)
     coverage: list = field(default_factory=list)
     memo: str = ""
@@ -127,7 +123,7 @@ class CheckResult:
 
     Attributes:
         inputs: loaded models and input relations.
-        derivation: fact and derived tables as tuples, declarations, rounds, timings.
+        derivation: fact and derived tables as tuples, declarations, timings.
         verdict: outputs and discrepancies.
         engine: the engine name.
         seconds: wall time of the whole check (s).

@@ -14,10 +14,11 @@ import yaml
 from conftest import entangle_dumps_root
 
 import analyzer.speedups.memo as memo
-from analyzer import check, repeats
+from analyzer import check
 from analyzer.inputs.infer import load_spec
 from analyzer.inputs.load import load_inputs
 from analyzer.reports.text import to_json
+from analyzer.speedups import repeats
 from analyzer.speedups.memo import collapse_layers
 from analyzer.speedups.repeats import choose_anchor, find_repeat, layer_numbers
 

@@ -186,8 +186,6 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
     if v.no_rule_ops:
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
-    if result.derivation.capped:
-        console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     if verbose and result.derivation.one_rank:

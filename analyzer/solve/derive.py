@@ -1,22 +1,22 @@
-"""Solving a check: facts of every graph, input relations and oracle facts handed to a Datalog
-engine running ``schemas/*.dl`` + ``rules/**/*.dl``, to a fixpoint.
+"""Solving a check: facts of every graph, input relations and the shape oracles' facts handed to a
+Datalog engine running ``schemas/*.dl`` + ``rules/**/*.dl``, which derives to a fixpoint.
 
-Data flow (``../shared/design/architecture.md``): Python oracles may add facts from what was
-derived, and the program runs again until no oracle adds anything (``max_rounds`` is a safety
-cap that reports itself when hit). The speed paths (:mod:`analyzer.speedups`) are called at one
+The oracles (:mod:`analyzer.solve.oracles`) read only facts, so one engine run reaches the
+fixpoint: there is no outer loop of engine runs and oracles (the design sketch's "driver loop"
+has no oracle that reads derived relations yet; one that does would add the loop here). The
+speed paths (:mod:`analyzer.speedups`) are called at one
 place each: :func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
-:func:`~analyzer.speedups.one_rank.solve_one_rank` inside each engine run.
+:func:`~analyzer.speedups.one_rank.solve_one_rank` in place of the engine run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.errors import InputError
-from analyzer.facts import FactTables
 from analyzer.facts.extract import const_chunk_hashes
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.check_facts import graph_facts, input_facts
@@ -36,9 +36,7 @@ from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
 
-__all__ = ["DerivedOracle", "derive"]
-
-DerivedOracle = Callable[[FactTables, dict[str, list[tuple]]], FactTables]
+__all__ = ["derive"]
 
 
 def derive(
@@ -46,8 +44,6 @@ def derive(
     *,
     engine: str = DEFAULT_ENGINE,
     extra_rules: Sequence[str | Path] = (),
-    derived_oracles: Sequence[DerivedOracle] = (),
-    max_rounds: int = 8,
     coverage: bool = False,
     memoize: bool = True,
     one_rank: bool = True,
@@ -58,8 +54,6 @@ def derive(
         inp: loaded models and input relations.
         engine: ``"seminaive"`` (default), ``"clingo"``, ``"souffle"`` or ``"pydatalog"``.
         extra_rules: user rule folders added to the library (``--rules DIR``).
-        derived_oracles: Python oracles reading derived relations and returning new facts.
-        max_rounds: safety cap on engine runs.
         coverage: also record which rules fired (:mod:`analyzer.solve.coverage`).
         memoize: collapse runs of identical decoder layers (:mod:`analyzer.speedups.memo`); the
             whole graph is checked when the collapsed run's boundary is not a fixpoint.
@@ -84,7 +78,7 @@ def derive(
     runner = get_engine(engine)
 
     def solve(seq, ranks) -> Derivation:
-        return _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank)
+        return _run(inp, seq, ranks, program, runner, coverage, one_rank)
 
     note = "off"
     if memoize:
@@ -106,7 +100,9 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
-def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank=True) -> Derivation:
+def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> Derivation:
+    """Facts of ``seq`` and ``ranks`` (with the input relations of ``inp``), the shape oracles' facts,
+    and one engine run of ``program`` over them."""
     t0 = time.perf_counter()
     facts, copies = graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
@@ -125,38 +121,18 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
     facts.extend(microbatch_facts(facts, inp.world_size))
     t_oracles = time.perf_counter() - t1
     run_program = instrumented(program) if coverage else program
+    fast = one_rank and not coverage  # the one-rank world does not record which rules fired
 
-    t_engine = 0.0
-    one_rank_runs = 0
-    rounds = 0
-    capped = False
-    while True:
-        rounds += 1
-        tuples = facts.tuples(program.decls)
-        t2 = time.perf_counter()
-        derived = None
-        if one_rank and not coverage:
-            derived = solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size)
-        if derived is not None:
-            one_rank_runs += 1
-        elif copies.targets and getattr(runner, "graph_copies", False):
-            given, copied = copies.engine_facts(tuples, program.decls)
-            derived = runner.run(run_program, given, copies=copied)
-        else:
-            derived = runner.run(run_program, tuples)
-        t_engine += time.perf_counter() - t2
-        t3 = time.perf_counter()
-        new = FactTables()
-        for oracle in derived_oracles:
-            new.extend(oracle(facts, derived))
-        t_oracles += time.perf_counter() - t3
-        fresh = _only_new(new, facts, program.decls) if new.relations() else new
-        if not fresh.relations():
-            break
-        if rounds >= max_rounds:
-            capped = True
-            break
-        facts.extend(fresh)
+    tuples = facts.tuples(program.decls)
+    t2 = time.perf_counter()
+    derived = solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size) if fast else None
+    one_rank_solved = derived is not None
+    if derived is None and copies.targets and getattr(runner, "graph_copies", False):
+        given, copied = copies.engine_facts(tuples, program.decls)
+        derived = runner.run(run_program, given, copies=copied)
+    elif derived is None:
+        derived = runner.run(run_program, tuples)
+    t_engine = time.perf_counter() - t2
     fired = coverage_of(program, derived) if coverage else []
     derived.pop(COVERAGE_RELATION, None)
     for name in probe_relations(program):
@@ -166,21 +142,6 @@ def _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage
         facts=tuples,
         derived=derived,
         decls=program.decls,
-        rounds=rounds,
-        capped=capped,
         timings={"facts": t_facts, "oracles": t_oracles, "engine": t_engine},
-        one_rank=one_rank_runs == rounds,
+        one_rank=one_rank_solved,
     )
-
-
-def _only_new(new: FactTables, old: FactTables, decls: dict) -> FactTables:
-    out = FactTables()
-    old_t = old.tuples(decls)
-    for rel, rows in new.tuples(decls).items():
-        seen = set(old_t.get(rel, []))
-        for row, raw in zip(rows, new.rows(rel)):
-            if row not in seen:
-                seen.add(row)
-                out.add(rel, **raw)
-    return out
-
