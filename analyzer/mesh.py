@@ -34,7 +34,6 @@ sequential graph split by the spec's relations, and rebuilds each output per axi
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -45,6 +44,7 @@ import onnx
 
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
+from analyzer.facts.extract import model_key
 from analyzer.inputs.infer import Spec
 from analyzer.inputs.load import load_inputs
 from analyzer.layout import REPLICATE, Layout
@@ -86,15 +86,6 @@ class MeshInfo:
     def text(self) -> str:
         """``dp=2 x tp=2``."""
         return " x ".join(f"{k}={v}" for k, v in self.axes.items())
-
-
-def _graph_key(model: onnx.ModelProto) -> tuple:
-    """What a check reads of a rank model: its graph (with the weights), opsets and functions;
-    not the model's doc string or metadata, which name the rank."""
-    h = hashlib.blake2b(model.graph.SerializeToString(), digest_size=16)
-    for part in [*model.opset_import, *model.functions]:
-        h.update(part.SerializeToString())
-    return (model.ir_version, h.hexdigest())
 
 
 def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> CheckInput:
@@ -168,7 +159,7 @@ def check_mesh(
         label = f"{inner} group {i} (ranks {i * t}..{(i + 1) * t - 1}) against {Path(replica).name}"
         inp = _load(replica, files, spec, inner)
         _check_rank_order(inp, i * t)
-        key = tuple(_graph_key(m) for m in inp.ranks)
+        key = tuple(model_key(m) for m in inp.ranks)
         if key in solved:
             first = solved[key]
             short = f"{inner} group {first.ranks[0] // t}"

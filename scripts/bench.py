@@ -306,7 +306,7 @@ def _large(dirs: tuple[str, ...], repeat: int, out_path: Path, note: str = "") -
         "input checks + relations; memo = layer fingerprints, collapse, canonical form of the collapsed graphs;",
         "engine = the Datalog engine (the default, seminaive). The rank files of these weight-free exports",
         "hold byte-identical graphs: checked, fingerprinted and turned into facts once (`same_graph` in",
-        "analyzer/driver.py). Layers are collapsed before the canonical rewrite and the facts, so the engine",
+        "analyzer/model.py). Layers are collapsed before the canonical rewrite and the facts, so the engine",
         "solves graphs of the same size (head, layers 0 and 1, tail) at every depth: its time is the floor of",
         "the check, and the ratio falls as the files grow. Ranks solved = what the engine solved: `rank 0` when the",
         "rank graphs are alike and rank 0's rows are copied to the others (analyzer/speedups/symmetry.py),",

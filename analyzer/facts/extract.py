@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FactTables",
+    "GraphKey",
+    "inference_context",
+    "model_key",
     "ModelFile",
     "const_chunk_hashes",
     "extract_graph_facts",
@@ -111,6 +114,23 @@ class FactTables:
             else:
                 out[rel] = [() for _ in rows]
         return out
+
+
+def inference_context(model: onnx.ModelProto) -> tuple:
+    """What a check reads of a model besides its graph (ONNX shape inference reads the IR
+    version, the opsets and the model's functions); not its doc string or metadata, which name
+    the rank."""
+    return model.ir_version, list(model.opset_import), list(model.functions)
+
+
+def model_key(model: onnx.ModelProto) -> tuple:
+    """A hashable key of everything a check reads of a loaded model: equal keys, the same check.
+    (:class:`GraphKey` is the same test on a file's stored bytes, before the model is parsed.)"""
+    ir_version, opsets, functions = inference_context(model)
+    h = hashlib.blake2b(model.graph.SerializeToString(), digest_size=16)
+    for part in [*opsets, *functions]:
+        h.update(part.SerializeToString())
+    return (ir_version, h.hexdigest())
 
 
 class GraphKey:

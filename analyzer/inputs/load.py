@@ -118,9 +118,16 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
         relations = apply_spec(relations, spec, seq, ranks)
         misplaced = [m for m in misplaced if m.seq_value not in spec.relations]
     inp = CheckInput(
-        str(seq_path), [str(p) for p in rank_paths], seq, ranks, relations, notes, None, [], info, same, misplaced
+        seq_path=str(seq_path),
+        rank_paths=[str(p) for p in rank_paths],
+        seq=seq,
+        ranks=ranks,
+        relations=relations,
+        notes=notes,
+        pipeline=info,
+        same_graph=same,
+        misplaced=misplaced,
+        rank_metadata=known.metadata[1:] if len(known.metadata) == 1 + len(ranks) else [],
     )
-    if len(known.metadata) == 1 + len(ranks):
-        inp.rank_metadata = known.metadata[1:]
     inp.defer_canonical()
     return inp

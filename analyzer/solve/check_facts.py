@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from analyzer.facts import FactTables, extract_graph_facts
+from analyzer.facts.extract import inference_context
 from analyzer.model import CheckInput, graph_name
 
 __all__ = ["CopiedGraphs", "graph_facts", "input_facts"]
@@ -94,7 +95,7 @@ def graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -
     for i, model in enumerate(models):
         name = graph_name(i - 1)
         j = i if same is None else same[i]
-        if j != i and (model is models[j] or _inference_context(model) == _inference_context(models[j])):
+        if j != i and (model is models[j] or inference_context(model) == inference_context(models[j])):
             done.append(done[j].with_graph(name))
             copies.targets.setdefault(graph_name(j - 1), []).append(name)
             copies.tables[graph_name(j - 1)] = done[j]
@@ -103,7 +104,3 @@ def graph_facts(models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -
         copies.add(name, done[-1], facts)
         facts.extend(done[-1])
     return facts, copies
-
-
-def _inference_context(model: onnx.ModelProto) -> tuple:
-    return model.ir_version, list(model.opset_import), list(model.functions)
