@@ -663,7 +663,15 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
     shapes = _value_shapes(model)
     if _needs_inference(model, shapes):
         shapes = {**_value_shapes(_with_inferred_shapes(model)), **shapes}
-    graph = model.graph
+    _boundary_rows(facts, g, model.graph)
+    _shape_rows(facts, g, shapes)
+    _constant_rows(facts, g, model, shapes)
+    _node_rows(facts, g, model.graph)
+    return facts
+
+
+def _boundary_rows(facts: FactTables, g: str, graph: onnx.GraphProto) -> None:
+    """``Initializer``, ``GraphInput`` (initializers left out) and ``GraphOutput``."""
     init_names = {i.name for i in graph.initializer}
     for name in init_names:
         facts.add("Initializer", g=g, value=name)
@@ -672,6 +680,9 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
     for pos, vi in enumerate(graph.output):
         facts.add("GraphOutput", g=g, value=vi.name, pos=pos)
 
+
+def _shape_rows(facts: FactTables, g: str, shapes: dict) -> None:
+    """``Value_DType``, ``Value_NDim``, ``Value_Dim`` (-1: not a static size), ``Value_Shape``."""
     for name, (dtype, dims) in shapes.items():
         facts.add("Value_DType", g=g, value=name, dtype=dtype)
         if dims is None:
@@ -683,6 +694,10 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
         if text is not None:
             facts.add("Value_Shape", g=g, value=name, shape=text)
 
+
+def _constant_rows(facts: FactTables, g: str, model: onnx.ModelProto, shapes: dict) -> None:
+    """``Const_Hash``, ``Const_Scalar`` and ``Const_Int`` of the small constants, and the shape
+    rows of those the value infos do not give."""
     for name, arr in _small_constants(model).items():
         facts.add("Const_Hash", g=g, value=name, hash=_tensor_digest(arr))
         # bool scalars too (True = 1): torch's floor_divide compares a sign test with a bool constant
@@ -701,6 +716,10 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
                 facts.add("Value_Dim", g=g, value=name, axis=axis, size=int(d))
             facts.add("Value_Shape", g=g, value=name, shape=",".join(str(d) for d in arr.shape))
 
+
+def _node_rows(facts: FactTables, g: str, graph: onnx.GraphProto) -> None:
+    """``Node`` (domain ``""`` for the default ONNX domain), its index, inputs, outputs,
+    attributes, source location and module scope."""
     for index, (node_id, node) in enumerate(zip(_node_ids(graph.node), graph.node)):
         domain = "" if node.domain == "ai.onnx" else node.domain
         facts.add("Node", g=g, node=node_id, op=node.op_type, domain=domain, name=node.name)
@@ -716,4 +735,3 @@ def extract_graph_facts(model: onnx.ModelProto, g: str) -> FactTables:
         if src.file:
             facts.add("Node_Source", g=g, node=node_id, file=src.file, line=src.line, code=src.code)
         facts.add("Node_Scope", g=g, node=node_id, scope=src.scope)
-    return facts
