@@ -25,6 +25,7 @@ from analyzer.facts import FactTables, extract_graph_facts
 from analyzer.facts.canonical import canonicalize
 from analyzer.facts.extract import GraphKey, ModelFile, const_chunk_hashes, load_model_file, with_graph
 from analyzer.facts.proofs import WireProofs
+from analyzer.importers.hlo import is_hlo_path
 from analyzer.memo import Collapse, boundary_is_fixpoint, collapse_layers
 from analyzer.oracles import (
     const_ints_text,
@@ -214,9 +215,14 @@ class _KnownGraphs:
     same: list[int] = field(default_factory=list)
     metadata: list[dict[str, str]] = field(default_factory=list)
 
-    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None) -> None:
-        """Record the next graph (None: not an ONNX file, loaded as ``model``)."""
+    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None, twin: int | None = None) -> None:
+        """Record the next graph (None: not an ONNX file, loaded as ``model``; ``twin``: the
+        index of an earlier graph it is the same as, an SPMD file imported once for all ranks)."""
         i = len(self.same)
+        if twin is not None:
+            self.metadata.append({})
+            self.same.append(self.same[twin])
+            return
         own = loaded.own or loaded.model if loaded is not None else model
         self.metadata.append({p.key: p.value for p in own.metadata_props} if own is not None else {})
         if loaded is not None and loaded.same_as is not None:
@@ -239,14 +245,22 @@ def load_graph(
     known: _KnownGraphs | None = None,
     proofs: WireProofs | None = None,
 ) -> onnx.ModelProto:
-    """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`
-    (the sequential one as a single process: its collectives are identities). ``known``
+    """Load one graph: an ONNX file, a torch.fx dump (``.py``) imported by :mod:`analyzer.fx`,
+    or an XLA HLO file (``.hlo``, ``.pb``) imported by :mod:`analyzer.importers.hlo` (the
+    sequential one as a single process: its collectives are identities). ``known``
     records it (an ONNX graph stored like a known one is not checked again); ``proofs`` takes
     its string and shape checks (:func:`analyzer.facts.load_model_file`).
 
     Raises:
         InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.fx.import_fx`.
     """
+    if is_hlo_path(path):
+        from analyzer.importers.hlo import import_hlo
+
+        model = import_hlo(path, rank=0, world_size=1) if sequential else import_hlo(path)
+        if known is not None:
+            known.add(None, model)
+        return _select_outputs(str(path), model, outputs)
     if str(path).endswith(".py"):
         from analyzer.fx import import_fx
 
@@ -275,6 +289,7 @@ def load_inputs(
     *,
     pipeline: int | None = None,
     proofs: WireProofs | None = None,
+    world_size: int | None = None,
 ) -> CheckInput:
     """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
     input relations.
@@ -290,6 +305,9 @@ def load_inputs(
         proofs: take the string and shape checks of whole ONNX files (:mod:`analyzer.facts.proofs`),
             for :func:`derive` to start beside its work (``CheckInput.proofs``); the caller
             settles them before using the result. None: they run as each file loads.
+        world_size: the number of ranks N (``--world-size``): one rank file then serves every
+            rank (an SPMD program: an HLO file is imported for each rank, once when it does
+            not read its rank); with N rank files, a check that there are N.
 
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
@@ -300,6 +318,13 @@ def load_inputs(
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
+    if world_size is not None:
+        if len(rank_paths) == 1:
+            rank_paths = list(rank_paths) * world_size
+        elif len(rank_paths) != world_size:
+            raise InputError(
+                f"--world-size {world_size} but {len(rank_paths)} rank files were given (give 1 or {world_size})"
+            )
     spec = spec_path if isinstance(spec_path, Spec) or spec_path is None else load_spec(spec_path)
     extra = {"outputs": spec.outputs, "constants": spec.constants, "groups": spec.groups} if spec else {}
     if spec is not None and spec.pipeline_stages is not None:
@@ -314,7 +339,7 @@ def load_inputs(
         if pipeline is not None and pipeline != 1:
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
         else:
-            ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
+            ranks = _load_ranks(rank_paths, known, proofs, extra)
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
         inp.proofs = proofs
     except Exception:
@@ -322,6 +347,34 @@ def load_inputs(
             proofs.settle()  # a malformed file is the error, as when each file is checked as it loads
         raise
     return inp
+
+
+def _load_ranks(rank_paths, known: _KnownGraphs, proofs, extra) -> list[onnx.ModelProto]:
+    """The rank graphs; an HLO file is parsed once and imported for each rank r of N (once for
+    all ranks when the program does not read its rank)."""
+    from analyzer.importers.hlo import hlo_to_onnx, load_module, reads_rank
+
+    n = len(rank_paths)
+    ranks: list[onnx.ModelProto] = []
+    hlo: dict[str, tuple] = {}  # path -> (module, its shared model and first index, or None)
+    for r, p in enumerate(rank_paths):
+        if not is_hlo_path(p):
+            ranks.append(load_graph(p, sequential=False, known=known, proofs=proofs, **extra))
+            continue
+        if str(p) not in hlo:
+            module = load_module(p)
+            hlo[str(p)] = (module, None)
+        module, shared = hlo[str(p)]
+        if shared is not None:
+            ranks.append(shared[0])
+            known.add(None, twin=shared[1])
+            continue
+        model = _select_outputs(str(p), hlo_to_onnx(module, rank=r, world_size=n), extra.get("outputs"))
+        known.add(None, model)
+        if not reads_rank(module):
+            hlo[str(p)] = (module, (model, len(known.same) - 1))
+        ranks.append(model)
+    return ranks
 
 
 def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: _KnownGraphs, ranks) -> CheckInput:
