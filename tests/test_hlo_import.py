@@ -544,3 +544,67 @@ def test_the_hlo_module_proto_imports_the_same_graph_as_the_text_with_its_consta
     assert [(n.op_type, list(n.input), list(n.output)) for n in from_pb.graph.node] == nodes
     seq, rank = AWS / "tp1_layer1" / "graph.hlo.0.pb", AWS / "tp2_layer1" / "graph.hlo.0.pb"
     assert check(seq, [rank], relations=SPEC, world_size=2).verdict == "verified"
+
+
+# --- spec name patterns and --world-size -----------------------------------------------------
+
+PAIR = """HloModule m
+
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,SIZE] parameter(1)
+  ROOT y = f32[4,SIZE] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+def _pair(tmp_path: Path) -> tuple[Path, Path]:
+    seq, rank = tmp_path / "seq.hlo", tmp_path / "rank.hlo"
+    seq.write_text(PAIR.replace("SIZE", "6"))
+    rank.write_text(PAIR.replace("SIZE", "3"))
+    return seq, rank
+
+
+def test_a_spec_pattern_selects_inputs_by_name_and_shape(tmp_path):
+    seq, rank = _pair(tmp_path)
+    assert check(seq, [rank], world_size=2).verdict == "verified"  # w: Shard(1) from the shapes
+    spec = tmp_path / "spec.yaml"
+    spec.write_text('relations:\n  "*": {shape: [8, 6], shard: 1, sections: [2, 4]}\n')
+    result = check(seq, [rank], relations=spec, world_size=2)
+    assert {r.seq_value: (str(r.layout), r.source) for r in result.inputs.relations}["w"] == (
+        "Shard(1, sections=[2, 4])",
+        "spec",
+    )
+    assert {o.name: o.relation for o in result.verdict_.outputs} == {"y": "Shard(1, sections=[2, 4])"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('"q*": {shape: [8, 6], shard: 1}', r"'q\*' matches no input or weight of shape \[8, 6\]"),
+        ('"*": {shape: [8, 7], shard: 1}', r"'\*' matches no input or weight of shape \[8, 7\]"),
+        ('"*": {shape: 8, shard: 1}', r"relations\.\*\.shape: expected a list of sizes"),
+        ('"w*": {shard: 1, ranks: [w, w]}', r"a name pattern cannot list rank values"),
+        ("w: {shape: [8, 6], shard: 1}", r"a shape selects values of a name pattern"),
+    ],
+)
+def test_bad_spec_patterns_are_one_line_errors(tmp_path, text, message):
+    seq, rank = _pair(tmp_path)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"relations:\n  {text}\n")
+    with pytest.raises(InputError, match=message):
+        check(seq, [rank], relations=spec, world_size=2)
+
+
+def test_cli_check_with_one_spmd_file_for_every_rank(tmp_path):
+    seq, rank = _pair(tmp_path)
+    result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "2"])
+    assert result.exit_code == 0 and "verified" in result.output, result.output
+    result = CliRunner().invoke(main, ["check", str(seq), str(rank), str(rank), "--world-size", "3"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "shardlog: error: --world-size 3 but 2 rank files were given (give 1 or 3)"
+    # at world size 4 the 3 columns of each rank are one of 2 halves, each on a pair of ranks
+    result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "4"])
+    assert result.exit_code == 0 and "y = Shard(1, replicas=2)" in result.output, result.output
+    result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "5"])
+    assert result.exit_code == 1  # 6 columns are not 5 ranks' pieces of 3: no relation for w
