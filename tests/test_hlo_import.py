@@ -608,3 +608,30 @@ def test_cli_check_with_one_spmd_file_for_every_rank(tmp_path):
     assert result.exit_code == 0 and "y = Shard(1, replicas=2)" in result.output, result.output
     result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "5"])
     assert result.exit_code == 1  # 6 columns are not 5 ranks' pieces of 3: no relation for w
+
+
+# --- JAX's SPMD partitioner (scripts/export_jax_hlo.py, TP 2, committed under tests/data) --------
+
+JAX_BLOCK = ROOT / "tests" / "data" / "jax_llama_block"
+
+
+def test_jax_partitioned_llama_block_verifies_against_the_global_program():
+    result = check(JAX_BLOCK / "seq.hlo", [JAX_BLOCK / "tp.hlo"], world_size=2)
+    assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies][:3]
+    # parameters are named by JAX's op_name on both sides (the partitioner renames them)
+    relations = {r.seq_value: str(r.layout) for r in result.inputs.relations}
+    assert {k: relations.get(k) for k in ("x", "params['wq']", "params['wd']")} == {
+        "x": "Replicate",
+        "params['wq']": "Shard(1)",
+        "params['wd']": "Shard(0)",
+    }
+    assert [o.relation for o in result.verdict_.outputs] == ["Replicate"]
+
+
+def test_jax_shard_map_block_without_the_mlp_psum_is_flagged_at_the_residual_add():
+    result = check(JAX_BLOCK / "seq.hlo", [JAX_BLOCK / "tp_bug_missing_psum.hlo"], world_size=2)
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.hint_ids == ["missing-allreduce"]
+    assert first.source.endswith("scripts/export_jax_hlo.py:50")  # the line of the missing psum
+    assert first.origin_source.endswith("scripts/export_jax_hlo.py:50")

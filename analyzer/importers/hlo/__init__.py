@@ -24,8 +24,18 @@ HLO_SUFFIXES = (".hlo", ".hlo.txt", ".hlo.pb", ".pb")
 
 
 def is_hlo_path(path: str | Path) -> bool:
-    """Whether ``path`` names an HLO file by its ending (``.hlo``, ``.hlo.txt``, ``.pb``)."""
-    return str(path).lower().endswith(HLO_SUFFIXES)
+    """Whether ``path`` names an HLO file: by its ending (``.hlo``, ``.hlo.txt``, ``.pb``), or a
+    ``.txt`` file that starts with ``HloModule`` (XLA's dumps, ``--xla_dump_to``)."""
+    name = str(path).lower()
+    if name.endswith(HLO_SUFFIXES):
+        return True
+    if name.endswith(".txt"):
+        try:
+            with open(path, "rb") as f:
+                return f.read(9) == b"HloModule"
+        except OSError:
+            return False
+    return False
 
 
 # the importer (lark, the op table) is loaded when first used, not with this package

@@ -19,6 +19,7 @@ from analyzer.importers.hlo.parse import Group
 __all__ = [
     "AttrError",
     "int_list",
+    "mesh_axes",
     "metadata",
     "name_ref",
     "replica_groups",
@@ -138,13 +139,15 @@ def slice_ranges(value: tuple) -> list[tuple[int, int, int]]:
 
 
 def replica_groups(value: tuple) -> list[list[int]]:
-    """The groups of a collective, in any of the three printed forms:
+    """The groups of a collective, in any of the printed forms:
 
     - ``{}``: one group of every participant (returned as ``[]``; the caller knows how many);
     - ``{{0,1},{2,3}}``: the groups listed;
     - ``[G,S]<=[d0,d1,...]`` optionally followed by ``T(p0,p1,...)``: the iota form
       (``IotaReplicaGroupList``, xla/hlo/ir/collective_device_list.h): ``iota(prod d)``
-      reshaped to ``d``, transposed by ``p``, reshaped to ``G`` groups of ``S``.
+      reshaped to ``d``, transposed by ``p``, reshaped to ``G`` groups of ``S``;
+    - ``mesh['x'=2,'y'=4] {'y'}``: the devices of that mesh grouped along the named axes
+      (:func:`mesh_axes` gives their names).
     """
     if len(value) == 1 and isinstance(value[0], Group) and value[0].open == "{":
         groups = []
@@ -154,6 +157,9 @@ def replica_groups(value: tuple) -> list[list[int]]:
             groups.append([_int(t) for t in _no_commas(item.items)])
         return groups
     parts = list(value)
+    mesh = _mesh_groups(parts)
+    if mesh is not None:
+        return mesh[0]
     if len(parts) >= 3 and isinstance(parts[0], Group) and isinstance(parts[1], Token) and parts[1].type == "LE":
         shape = [_int(t) for t in _no_commas(parts[0].items)]
         dims = [_int(t) for t in _no_commas(parts[2].items)] if isinstance(parts[2], Group) else []
@@ -166,4 +172,34 @@ def replica_groups(value: tuple) -> list[list[int]]:
             raise AttrError("malformed iota replica groups")
         ids = np.arange(int(np.prod(dims))).reshape(dims).transpose(perm).reshape(shape)
         return ids.tolist()
-    raise AttrError("expected {{0,1},...} or [G,S]<=[dims]")
+    raise AttrError("expected {{0,1},...}, [G,S]<=[dims] or mesh['x'=2,...] {'x'}")
+
+
+def _mesh_groups(parts: list) -> tuple[list[list[int]], list[str]] | None:
+    """``mesh['x'=2,'y'=4] {'y'}`` (Shardy's mesh-axes form): the devices of a row-major mesh
+    (device id = iota over the axes) grouped along the named axes; None for another form."""
+    if len(parts) != 3 or str(parts[0]) != "mesh" or not isinstance(parts[1], Group) or not isinstance(parts[2], Group):
+        return None
+    names, sizes = [], []
+    items = _no_commas(parts[1].items)
+    for k in range(0, len(items) - 2, 3):
+        name, eq, size = items[k : k + 3]
+        if not (isinstance(name, Token) and name.type == "SQSTRING" and isinstance(eq, Token) and eq.type == "EQUALS"):
+            raise AttrError("expected mesh['axis'=size, ...]")
+        names.append(str(name)[1:-1])
+        sizes.append(_int(size))
+    chosen = [str(t)[1:-1] for t in _no_commas(parts[2].items) if isinstance(t, Token) and t.type == "SQSTRING"]
+    if not names or len(items) != 3 * len(names) or any(c not in names for c in chosen):
+        raise AttrError("expected mesh['axis'=size, ...] {'axis', ...}")
+    ids = np.arange(int(np.prod(sizes))).reshape(sizes)
+    inner = [names.index(c) for c in chosen]
+    outer = [k for k in range(len(names)) if k not in inner]
+    group_size = int(np.prod([sizes[k] for k in inner]))
+    groups = ids.transpose(outer + inner).reshape(-1, group_size).tolist()
+    return groups, chosen
+
+
+def mesh_axes(value: tuple) -> list[str]:
+    """The mesh axes a collective's ``replica_groups`` names (``mesh[...] {'y'}``), else ``[]``."""
+    mesh = _mesh_groups(list(value))
+    return mesh[1] if mesh is not None else []

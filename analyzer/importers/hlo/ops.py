@@ -487,6 +487,9 @@ def _collective(cx: Ctx) -> str:
         return cx.op("Identity", [x], out)
     op = cx.spec["onnx"]
     attrs: dict = {"group_size": size}
+    axes = cx.attr("replica_groups", A.mesh_axes, required=False) or []
+    if axes and size != cx.imp.world_size:  # over a sub-group: the mesh axis it runs along
+        attrs["mesh_axis"] = ",".join(axes)
     if op in ("AllReduce", "ReduceScatter"):
         attrs["reduction"] = _reducer(cx)["reduction"]
     if op in ("AllGather", "ReduceScatter"):

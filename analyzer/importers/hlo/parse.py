@@ -219,21 +219,11 @@ class _ToModule(Transformer):
         attrs = {i[1]: i[2] for i in items if isinstance(i, tuple) and i[0] == "attr"}
         return ("header", _name(items[0]), attrs)
 
-    def table_name(self, items):
-        return str(items[0])
-
     def table_row(self, items):
         return (int(str(items[0])), tuple(items[1:]))
 
-    def trailer(self, items):
-        tables: dict[str, dict[int, tuple]] = {}
-        current = None
-        for item in items:
-            if isinstance(item, str):
-                current = tables.setdefault(item, {})
-            elif current is not None:
-                current[item[0]] = item[1]
-        return ("tables", tables)
+    def table(self, items):
+        return ("table", str(items[0]), {row[0]: row[1] for row in items[1:]})
 
 
 @functools.lru_cache(maxsize=1)
@@ -271,8 +261,8 @@ def parse_hlo_text(text: str, path: str = "<hlo>") -> HloModule:
             if part.name in comps:
                 raise InputError(f"{path}:{part.line}: a second computation named {part.name}")
             comps[part.name] = part
-        elif isinstance(part, tuple) and part[0] == "tables":
-            tables = part[1]
+        elif isinstance(part, tuple) and part[0] == "table":
+            tables.setdefault(part[1], {}).update(part[2])
     entries = [c for c in comps.values() if c.entry]
     if not entries:
         if not comps:

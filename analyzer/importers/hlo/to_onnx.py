@@ -20,6 +20,7 @@ table ``ops.yaml``.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -202,6 +203,7 @@ class _Importer:
         self.table = op_table()
         self.handlers = ops.HANDLERS
         self.depth = 0
+        self.input_names: dict[str, str] = {}
 
     def source(self, inst: Instruction) -> str | None:
         raw = inst.attrs.get("metadata")
@@ -263,7 +265,7 @@ class _Importer:
         except (TypeError, ValueError):
             raise InputError(f"{self.module.where(inst.line)}: parameter {inst.name} without a number") from None
         if args is None:
-            return name  # added as a graph input by hlo_to_onnx
+            return self.input_names[inst.name]  # added as a graph input by hlo_to_onnx
         if not 0 <= number < len(args):
             raise InputError(f"{self.module.where(inst.line)}: parameter({number}) of a call with {len(args)} operands")
         return args[number]
@@ -304,6 +306,27 @@ class _Importer:
         return None if out is None else Const(out, ttype.dtype, cx.name)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-\[\]']*")
+
+
+def _input_names(params: list[Instruction]) -> dict[str, str]:
+    """ENTRY parameter -> graph input name: JAX's ``op_name`` (the argument's name, the same
+    before and after the SPMD partitioner, which renames the parameters) when every parameter
+    has a distinct one; else the instruction names."""
+    names = {}
+    for inst in params:
+        raw = inst.attrs.get("metadata")
+        try:
+            op_name = A.metadata(raw).get("op_name", "") if raw is not None else ""
+        except A.AttrError:
+            op_name = ""
+        names[inst.name] = op_name
+    chosen = list(names.values())
+    if all(n and _IDENTIFIER.fullmatch(n) for n in chosen) and len(set(chosen)) == len(chosen):
+        return names
+    return {inst.name: inst.name for inst in params}
+
+
 def _live(comp: Computation) -> set[str]:
     """Names of the instructions the ROOT reads (transitively), parameters included."""
     live, stack = set(), [comp.root.name]
@@ -326,8 +349,9 @@ def hlo_to_onnx(module: HloModule, *, rank: int | None = None, world_size: int |
     imp = _Importer(module, rank, world_size)
     entry = module.entry
     params = sorted((i for i in entry.instructions if i.opcode == "parameter"), key=lambda i: int(str(i.literal)))
+    imp.input_names = _input_names(params)
     for inst in params:
-        imp.b.add_input(inst.name, tensor_type(inst.shape, module.where(inst.line)))
+        imp.b.add_input(imp.input_names[inst.name], tensor_type(inst.shape, module.where(inst.line)))
     root = imp.run(entry, None, "")
     outputs = _outputs(imp, root, entry.root.name)
     return _model(imp, outputs)
