@@ -125,8 +125,7 @@ def main(out_dir: str, tp: int) -> None:
         raise SystemExit("export_jax_hlo: run it in a fresh process (XLA_FLAGS must be set before jax loads)")
     dump = Path(tempfile.mkdtemp(prefix="jax-hlo-"))
     os.environ["XLA_FLAGS"] = (
-        f"--xla_force_host_platform_device_count={tp} --xla_dump_to={dump} "
-        "--xla_dump_hlo_pass_re=spmd-partitioning"
+        f"--xla_force_host_platform_device_count={tp} --xla_dump_to={dump} --xla_dump_hlo_pass_re=spmd-partitioning"
     )
     _run(tp)
     out = Path(out_dir)
