@@ -84,6 +84,7 @@ def check(
     memoize: bool = True,
     pipeline: int | None = None,
     one_rank: bool = True,
+    world_size: int | None = None,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -105,6 +106,8 @@ def check(
         one_rank: when every rank file holds the same graph and the input relations are the
             same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.speedups.symmetry`;
             the result is the same); False solves every rank.
+        world_size: the number of ranks when one rank file serves them all (an SPMD program,
+            e.g. an XLA HLO file: ``check("tp1.hlo", ["tp8.hlo"], world_size=8)``).
 
     Returns:
         A :class:`CheckResult`.
@@ -129,7 +132,7 @@ def check(
     t0 = time.perf_counter()
     proofs = WireProofs()  # the string and shape checks of the files, beside the rest of the check
     with _no_cyclic_gc():
-        inp = load_inputs(seq, ranks, spec, pipeline=pipeline, proofs=proofs)  # the spec read once
+        inp = load_inputs(seq, ranks, spec, pipeline=pipeline, proofs=proofs, world_size=world_size)
         t_load = time.perf_counter() - t0
         try:
             deriv = derive(

@@ -1,4 +1,5 @@
-"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``.
+"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``,
+``shardlog import-hlo``.
 
 Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
 stderr, never a traceback).
@@ -115,6 +116,14 @@ def main() -> None:
     help="The rank files are P pipeline stages (global-rank order, tensor-parallel rank fastest); "
     "each rank's stages are chained by boundary tensor names.",
 )
+@click.option(
+    "--world-size",
+    "world_size",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="N ranks; one rank file then serves every rank (an SPMD program such as an XLA HLO file).",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -135,6 +144,7 @@ def check(
     all_ranks,
     coverage,
     pipeline,
+    world_size,
     explain,
     verbose,
     quiet,
@@ -142,6 +152,7 @@ def check(
     """Check SEQ (sequential ONNX) against RANKS (one ONNX file per rank, rank 0 first).
 
     With --pp P the files are P pipeline stages: shardlog check seq.onnx stage0.onnx stage1.onnx --pp 2.
+    With --world-size N one rank file serves every rank: shardlog check tp1.hlo tp8.hlo --world-size 8.
     """
     from analyzer.api import check as run_check
     from analyzer.reports.tables import write_tables
@@ -166,6 +177,7 @@ def check(
             memoize=not no_memo,
             one_rank=not all_ranks,
             pipeline=pipeline,
+            world_size=world_size,
         )
     try:
         if json_path:
@@ -246,6 +258,35 @@ def import_fx_command(dump, out, world_size, constants, positions) -> None:
     unknown = sorted(set(values) - {i.name for i in model.graph.initializer})
     if unknown:
         raise InputError(f"{dump}: --constant {unknown[0]}: the graph has no constant of that name")
+    onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
+    try:
+        onnx.save(model, out)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    g = model.graph
+    click.echo(f"wrote {out}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs")
+
+
+@main.command("import-hlo")
+@click.argument("hlo", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option("--rank", type=click.IntRange(min=0), default=None, help="The rank this graph is for (partition-id).")
+@click.option(
+    "--world-size",
+    type=click.IntRange(min=1),
+    help="1 for a sequential program: collectives become identities. N: the number of ranks.",
+)
+@_user_errors
+def import_hlo_command(hlo, out, rank, world_size) -> None:
+    """Import HLO, an XLA HLO module (text, or an HloModuleProto .pb with jaxlib), as one rank's ONNX graph."""
+    import onnx
+
+    from analyzer.importers.hlo import import_hlo
+
+    _refuse_overwriting_inputs([hlo], [out])
+    if rank is not None and world_size is not None and rank >= world_size:
+        raise InputError(f"--rank {rank} is not a rank of --world-size {world_size}")
+    model = import_hlo(hlo, rank=rank, world_size=world_size)
     onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
     try:
         onnx.save(model, out)

@@ -75,6 +75,18 @@ print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r
                   "nodes": sum(len(m.graph.node) for m in r.inputs.ranks) // len(r.inputs.ranks)}))
 """
 
+HLO_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from analyzer import check
+t1 = time.perf_counter()
+spec, n = sys.argv[1].split(",")
+r = check(sys.argv[2], sys.argv[3:], relations=spec, world_size=int(n))
+t2 = time.perf_counter()
+print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r.derivation.timings,
+                  "nodes": len(r.inputs.ranks[0].graph.node)}))
+"""
+
 SECTION = "## Check on the examples"
 
 
@@ -176,14 +188,29 @@ def _timed_runs(repeat: int, bytecode: bool, *args, **kwargs) -> list[tuple[dict
     type=click.Path(file_okay=False),
     help="GraphGuard's published graphs (../shared/data/entangle): time examples/entangle/* ('## GraphGuard' section).",
 )
+@click.option(
+    "--hlo",
+    "hlo_dir",
+    type=click.Path(file_okay=False),
+    help="GraphGuard's HLO graphs (../shared/data/hlo/aws_llama): time them ('## GraphGuard's HLO graphs' section).",
+)
 @click.option("--corpus", is_flag=True, help="Check every examples/ case once in one process ('## Corpus run').")
 @click.option(
     "--note", default="", help="Said after the date in the '## Scale' and '## GraphGuard' sections (e.g. other load)."
 )
 def main(
-    repeat: int, out_path: str, large_dirs: tuple[str, ...], entangle_dir: str | None, corpus: bool, note: str
+    repeat: int,
+    out_path: str,
+    large_dirs: tuple[str, ...],
+    entangle_dir: str | None,
+    hlo_dir: str | None,
+    corpus: bool,
+    note: str,
 ) -> None:
     """Time every examples/<case>/ (and the 6-layer memoization cases, memo on and off)."""
+    if hlo_dir:
+        _hlo(Path(hlo_dir), repeat, Path(out_path), note)
+        return
     if large_dirs:
         _large(large_dirs, repeat, Path(out_path), note)
         return
@@ -408,6 +435,57 @@ def _entangle(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
         *rows,
     ]
     write_section(out_path, ENTANGLE, "\n".join(lines) + "\n")
+
+
+HLO = "## GraphGuard's HLO graphs (transformers-neuronx Llama-3)"
+HLO_SPEC = ROOT / "examples" / "hlo" / "aws_llama" / "spec.yaml"
+# read from the scalability figure of GraphGuard's artifact (16-core AMD EPYC 7302P; approximate,
+# ../shared/data/hlo/README.md): (tensor-parallel degree, layers) -> seconds
+HLO_GRAPHGUARD = {(2, 1): 10, (4, 1): 13, (8, 1): 21, (2, 2): 20, (4, 2): 29, (8, 2): 44}
+
+
+def _hlo(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
+    load_before = os.getloadavg()[0]
+    rows = []
+    for layers in (1, 2):
+        for tp in (2, 4, 8):
+            seq = data / f"tp1_layer{layers}" / "graph.0.hlo"
+            rank = data / f"tp{tp}_layer{layers}" / "graph.0.hlo"
+            runs = _timed_runs(repeat, True, seq, [rank], True, HLO_CHILD, first=f"{HLO_SPEC},{tp}")
+            out = sorted(runs, key=lambda x: x[1])[len(runs) // 2][0]
+            check_s = statistics.median(r[0]["check"] for r in runs)
+            engine_s = statistics.median(r[0]["engine"] for r in runs)
+            args = [str(seq), str(rank), "--world-size", str(tp), "--relations", str(HLO_SPEC)]
+            _cli_run(args, True)  # untimed: fills the bytecode cache
+            timed = [_cli_run(args, True) for _ in range(repeat)]
+            wall = statistics.median(w for w, _ in timed)
+            cpu = statistics.median(c for _, c in timed)
+            gg = HLO_GRAPHGUARD.get((tp, layers))
+            rows.append(
+                f"| tp{tp}_layer{layers} | {tp} | {out['nodes']} | {out['verdict']} | {wall:.2f} | {cpu:.2f} | "
+                f"{check_s:.3f} | {engine_s:.3f} | {gg if gg else '-'} | {_ratio(gg, wall)} | {_ratio(gg, check_s)} |"
+            )
+            click.echo(f"tp{tp}_layer{layers}: wall {wall:.2f} s, check {check_s:.3f} s, {out['verdict']}")
+    load = f"1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    lines = [
+        HLO,
+        "",
+        f"Measured by `python scripts/bench.py --hlo ../shared/data/hlo/aws_llama --repeat {repeat}` on "
+        f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load}){_note(note)}.",
+        "Each case: `shardlog check tp1_layerL/graph.0.hlo tpN_layerL/graph.0.hlo --world-size N",
+        "--relations examples/hlo/aws_llama/spec.yaml` (one HLO file for every rank; the same spec for",
+        "every case). wall, CPU and check are defined as in the section above (medians over the runs;",
+        "check = the first `check()` of a fresh process, the HLO import included). GraphGuard's times",
+        "are read from the scalability figure of its artifact (16-core AMD EPYC 7302P, approximate;",
+        "../shared/data/hlo/README.md); GraphGuard does not run TP 6, and shardlog does not verify it",
+        "yet (padded heads and FFN). ratio = GraphGuard / ours.",
+        "",
+        "| case | ranks | nodes/rank (ONNX) | verdict | wall s | CPU s | check s | engine s | GraphGuard s "
+        "| ratio, wall | ratio, check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    write_section(out_path, HLO, "\n".join(lines) + "\n")
 
 
 CORPUS = "## Corpus run (every examples/ case)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import onnx
@@ -10,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# ../shared/data beside the checkout; SHARDLOG_SHARED_DATA names it for a checkout elsewhere (a worktree)
+SHARED_DATA = Path(os.environ.get("SHARDLOG_SHARED_DATA", ROOT.parent / "shared" / "data"))
 # GraphGuard's published torch.fx dumps: some bundled (examples/entangle/published, PROVENANCE.md
 # there), the rest only in ../shared/data/entangle (not in CI)
 ENTANGLE_BUNDLED = EXAMPLES / "entangle" / "published"

@@ -2,5 +2,6 @@
 
 - :mod:`analyzer.importers.onnx_files`: ONNX files (and the dispatch to the other importers).
 - :mod:`analyzer.importers.fx`: torch.fx ATen dumps (TorchDynamo + AOTAutograd).
+- :mod:`analyzer.importers.hlo`: XLA HLO text and ``HloModuleProto`` files (Neuron, JAX).
 - :mod:`analyzer.importers.pipeline`: pipeline stages chained into one graph per rank.
 """

@@ -15,9 +15,10 @@ import onnx
 
 from analyzer.errors import InputError
 from analyzer.facts.extract import GraphKey, ModelFile, load_model_file
+from analyzer.importers.hlo import is_hlo_path
 from analyzer.speedups.proofs import WireProofs
 
-__all__ = ["KnownGraphs", "check_same_model", "load_graph", "select_outputs"]
+__all__ = ["KnownGraphs", "check_same_model", "load_graph", "load_ranks", "select_outputs"]
 
 
 def check_same_model(
@@ -79,9 +80,14 @@ class KnownGraphs:
     same: list[int] = field(default_factory=list)
     metadata: list[dict[str, str]] = field(default_factory=list)
 
-    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None) -> None:
-        """Record the next graph (None: not an ONNX file, loaded as ``model``)."""
+    def add(self, loaded: ModelFile | None, model: onnx.ModelProto | None = None, twin: int | None = None) -> None:
+        """Record the next graph (None: not an ONNX file, loaded as ``model``; ``twin``: the
+        index of an earlier graph it is the same as, an SPMD file imported once for all ranks)."""
         i = len(self.same)
+        if twin is not None:
+            self.metadata.append({})
+            self.same.append(self.same[twin])
+            return
         own = loaded.own or loaded.model if loaded is not None else model
         self.metadata.append({p.key: p.value for p in own.metadata_props} if own is not None else {})
         if loaded is not None and loaded.same_as is not None:
@@ -104,14 +110,22 @@ def load_graph(
     known: KnownGraphs | None = None,
     proofs: WireProofs | None = None,
 ) -> onnx.ModelProto:
-    """Load one graph: an ONNX file, or a torch.fx dump (``.py``) imported by :mod:`analyzer.importers.fx`
-    (the sequential one as a single process: its collectives are identities). ``known``
+    """Load one graph: an ONNX file, a torch.fx dump (``.py``) imported by :mod:`analyzer.importers.fx`,
+    or an XLA HLO file (``.hlo``, ``.pb``) imported by :mod:`analyzer.importers.hlo` (the
+    sequential one as a single process: its collectives are identities). ``known``
     records it (an ONNX graph stored like a known one is not checked again); ``proofs`` takes
     its string and shape checks (:func:`analyzer.facts.load_model_file`).
 
     Raises:
         InputError: as :func:`analyzer.facts.load_model` and :func:`analyzer.importers.fx.import_fx`.
     """
+    if is_hlo_path(path):
+        from analyzer.importers.hlo import import_hlo
+
+        model = import_hlo(path, rank=0, world_size=1) if sequential else import_hlo(path)
+        if known is not None:
+            known.add(None, model)
+        return select_outputs(str(path), model, outputs)
     if str(path).endswith(".py"):
         from analyzer.importers.fx import import_fx
 
@@ -131,3 +145,31 @@ def load_graph(
     if known is not None:
         known.add(loaded)
     return select_outputs(str(path), loaded.model, outputs)
+
+
+def load_ranks(rank_paths, known: KnownGraphs, proofs, extra) -> list[onnx.ModelProto]:
+    """The rank graphs; an HLO file is parsed once and imported for each rank r of N (once for
+    all ranks when the program does not read its rank)."""
+    from analyzer.importers.hlo import hlo_to_onnx, load_module, reads_rank
+
+    n = len(rank_paths)
+    ranks: list[onnx.ModelProto] = []
+    hlo: dict[str, tuple] = {}  # path -> (module, its shared model and first index, or None)
+    for r, p in enumerate(rank_paths):
+        if not is_hlo_path(p):
+            ranks.append(load_graph(p, sequential=False, known=known, proofs=proofs, **extra))
+            continue
+        if str(p) not in hlo:
+            module = load_module(p)
+            hlo[str(p)] = (module, None)
+        module, shared = hlo[str(p)]
+        if shared is not None:
+            ranks.append(shared[0])
+            known.add(None, twin=shared[1])
+            continue
+        model = select_outputs(str(p), hlo_to_onnx(module, rank=r, world_size=n), extra.get("outputs"))
+        known.add(None, model)
+        if not reads_rank(module):
+            hlo[str(p)] = (module, (model, len(known.same) - 1))
+        ranks.append(model)
+    return ranks

@@ -16,10 +16,16 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       attn_partial: {partial: sum}
       empty_1: {shard: 0, ranks: [empty_3, empty_3]}   # rank-side names when they differ
       x: {shard: 0, micro_batches: [x_mb0, x_mb1]}     # micro-batch k of M is input x_mb{k}
+      "*": {shape: [2048, 3072], shard: 1, sections: [2048, 512, 512]}  # every input of that shape
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
+
+A key with ``*`` or ``?`` is a name pattern (``fnmatch``) over the sequential graph's inputs and
+weights, narrowed by ``shape`` (their sequential shape) when given: one spec then serves a
+model family at any depth, also where names are positional (XLA HLO's ``p11.12``). A relation
+given by name wins over a pattern; a pattern that matches nothing is an error.
 
 ``micro_batches`` lists, for gradient accumulation with each micro-batch a graph input of its
 own, the value holding micro-batch k (k = 0..M-1, the same name on every rank): rank r's value
@@ -46,6 +52,7 @@ spec fits a run whatever its files are called.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -121,6 +128,7 @@ class Spec:
     replica_seq: str | None = None
     mesh_relations: Mapping[str, Mapping[str, tuple[Layout, tuple[str, ...] | None]]] | None = None
     micro_batches: Mapping[str, tuple[tuple[Layout, str], ...]] | None = None
+    patterns: tuple[tuple[str, tuple[int, ...] | None, Layout], ...] = ()
 
 
 def _per_model(fn, models: Sequence[onnx.ModelProto], same: Sequence[int] | None) -> list:
@@ -359,10 +367,14 @@ def load_spec(path: str | Path) -> Spec:
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
-    rels, micro = {}, {}
+    rels, micro, patterns = {}, {}, []
     for k, v in (data.get("relations") or {}).items():
         where = f"{p.name}: relations.{k}"
-        if isinstance(v, Mapping) and "micro_batches" in v:
+        if _is_pattern(str(k)):
+            patterns.append(_parse_pattern(where, str(k), v))
+        elif isinstance(v, Mapping) and "shape" in v:
+            raise InputError(f"{where}.shape: a shape selects values of a name pattern (with * or ?) only")
+        elif isinstance(v, Mapping) and "micro_batches" in v:
             micro[str(k)] = _parse_micro_batches(where, v)
         else:
             rels[str(k)] = _parse_layout(where, v)
@@ -375,7 +387,30 @@ def load_spec(path: str | Path) -> Spec:
         _parse_groups(p, data.get("groups")),
         pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
         micro_batches=micro or None,
+        patterns=tuple(patterns),
     )
+
+
+def _is_pattern(key: str) -> bool:
+    return "*" in key or "?" in key
+
+
+def _parse_pattern(where: str, key: str, entry: object) -> tuple[str, tuple[int, ...] | None, Layout]:
+    """A name pattern entry: (glob, the sequential shape it is narrowed to or None, layout)."""
+    shape = None
+    if isinstance(entry, Mapping):
+        if "ranks" in entry or "micro_batches" in entry:
+            raise InputError(f"{where}: a name pattern cannot list rank values (ranks, micro_batches)")
+        if "shape" in entry:
+            shape = entry["shape"]
+            if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            ):
+                raise InputError(f"{where}.shape: expected a list of sizes like [2048, 3072], got {shape!r}")
+            shape = tuple(shape)
+            entry = {k: v for k, v in entry.items() if k != "shape"}
+    layout, _ = _parse_layout(where, entry)
+    return key, shape, layout
 
 
 def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
@@ -551,6 +586,24 @@ def apply_spec(
                 raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         out[name] = [InputRelation(name, layout, tuple(values), "spec")]
+    boundary = _boundary_shapes(seq)
+    for glob, shape, layout in spec.patterns:
+        matched = [
+            name
+            for name, sh in boundary.items()
+            if fnmatch.fnmatchcase(name, glob) and (shape is None or tuple(sh) == shape)
+        ]
+        if not matched:
+            what = f" of shape {list(shape)}" if shape is not None else ""
+            raise InputError(f"{spec.path}: {glob!r} matches no input or weight{what} of the sequential graph")
+        for name in matched:
+            if name in spec.relations:
+                continue  # a relation given by name wins over a pattern
+            for r in range(n):
+                if name not in rank_names[r]:
+                    raise InputError(f"{spec.path}: {glob!r} matches {name!r}, which is not a value of rank {r}")
+            _check_fits(spec.path, name, layout, boundary.get(name), n)
+            out[name] = [InputRelation(name, layout, (name,) * n, "spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
             raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")

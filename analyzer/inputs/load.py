@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from analyzer.errors import InputError
-from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, select_outputs
+from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, load_ranks, select_outputs
 from analyzer.importers.pipeline import PipelineInfo, chain_stages, split_stages
 from analyzer.inputs.infer import Spec, apply_spec, check_weight_values, infer_input_relations, load_spec
 from analyzer.model import CheckInput
@@ -37,6 +37,7 @@ def load_inputs(
     *,
     pipeline: int | None = None,
     proofs: WireProofs | None = None,
+    world_size: int | None = None,
 ) -> CheckInput:
     """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
     input relations.
@@ -52,6 +53,9 @@ def load_inputs(
         proofs: take the string and shape checks of whole ONNX files (:mod:`analyzer.speedups.proofs`),
             for :func:`derive` to start beside its work (``CheckInput.proofs``); the caller
             settles them before using the result. None: they run as each file loads.
+        world_size: the number of ranks N (``--world-size``): one rank file then serves every
+            rank (an SPMD program: an HLO file is imported for each rank, once when it does
+            not read its rank); with N rank files, a check that there are N.
 
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
@@ -62,6 +66,13 @@ def load_inputs(
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
+    if world_size is not None:
+        if len(rank_paths) == 1:
+            rank_paths = list(rank_paths) * world_size
+        elif len(rank_paths) != world_size:
+            raise InputError(
+                f"--world-size {world_size} but {len(rank_paths)} rank files were given (give 1 or {world_size})"
+            )
     spec = spec_path if isinstance(spec_path, Spec) or spec_path is None else load_spec(spec_path)
     extra = {"outputs": spec.outputs, "constants": spec.constants, "groups": spec.groups} if spec else {}
     if spec is not None and spec.pipeline_stages is not None:
@@ -76,7 +87,7 @@ def load_inputs(
         if pipeline is not None and pipeline != 1:
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
         else:
-            ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
+            ranks = load_ranks(rank_paths, known, proofs, extra)
             inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
         inp.proofs = proofs
     except Exception:

@@ -23,6 +23,9 @@ __all__ = ["ONNX_DTYPES", "GraphBuilder", "NodeCtx", "bind", "make_tensor", "par
 ONNX_DTYPES = {
     "b8": TensorProto.BOOL,
     "u8": TensorProto.UINT8,
+    "u16": TensorProto.UINT16,
+    "u32": TensorProto.UINT32,
+    "u64": TensorProto.UINT64,
     "i8": TensorProto.INT8,
     "i16": TensorProto.INT16,
     "i32": TensorProto.INT32,
