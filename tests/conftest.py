@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import onnx
@@ -15,6 +16,18 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # there), the rest only in ../shared/data/entangle (not in CI)
 ENTANGLE_BUNDLED = EXAMPLES / "entangle" / "published"
 ENTANGLE_SHARED = SHARED_DATA / "entangle"
+
+
+# Soufflé 2.5 as built for these machines (../shared/tools/souffle/README.md). CI's clone has no
+# ../shared beside it (see examples/entangle/published/PROVENANCE.md), so the machines' shared
+# folder is tried too. The engine reads SHARDLOG_SOUFFLE; a value set outside the tests wins.
+SOUFFLE_BUILDS = (
+    ROOT.parent / "shared" / "tools" / "souffle" / "souffle",
+    Path("/work/shared/tools/souffle/souffle"),
+)
+SOUFFLE = next((p for p in SOUFFLE_BUILDS if p.is_file() and os.access(p, os.X_OK)), None)
+if SOUFFLE is not None and not os.environ.get("SHARDLOG_SOUFFLE"):
+    os.environ["SHARDLOG_SOUFFLE"] = str(SOUFFLE)
 
 
 def entangle_dumps_root(cfg: dict) -> Path:
