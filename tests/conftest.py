@@ -8,6 +8,7 @@ from pathlib import Path
 import onnx
 import onnx.parser
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -34,6 +35,25 @@ def entangle_dumps_root(cfg: dict) -> Path:
     """The folder an examples/entangle case.yaml's ``seq``/``ranks`` paths are relative to:
     the bundled dumps with ``bundled: true``, otherwise ``../shared/data/entangle``."""
     return ENTANGLE_BUNDLED if cfg.get("bundled") else ENTANGLE_SHARED
+
+
+def check_args(folder: Path) -> tuple[Path, list[Path], dict] | None:
+    """``(seq, ranks, check() keyword arguments)`` of an ``examples/<case>/`` or
+    ``examples/entangle/<case>/`` folder (its ``case.yaml``); None for a GraphGuard case whose
+    dumps are not here."""
+    cfg = yaml.safe_load((folder / "case.yaml").read_text(encoding="utf-8"))
+    if folder.parent.name == "entangle":
+        root = entangle_dumps_root(cfg)
+        if not root.is_dir():
+            return None
+        return root / cfg["seq"], [root / r for r in cfg["ranks"]], {"relations": folder / cfg["spec"]}
+    if (folder / "stage0.onnx").is_file():
+        stages = sorted(folder.glob("stage*.onnx"), key=lambda p: int(p.stem[5:]))
+        return folder / "seq.onnx", stages, {"pipeline": len(stages)}
+    files = cfg["files"]
+    # a mesh case's spec gives the mesh (docs/mesh.md); a case-level `spec` gives relations
+    spec = files.get("spec", cfg.get("spec"))
+    return folder / files["seq"], [folder / r for r in files["ranks"]], ({"relations": folder / spec} if spec else {})
 
 
 def example_kind(folder: Path) -> str:

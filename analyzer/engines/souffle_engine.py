@@ -7,7 +7,9 @@ Which binary (:func:`find_souffle`), first found wins:
    build of Soufflé 2.5 this project keeps there, README beside it);
 3. ``souffle`` on PATH.
 
-Each run works in a fresh temporary directory:
+Each run leaves out the rules that cannot change an output on its facts
+(:mod:`analyzer.engines.relevance`, as the other engines; ``SouffleEngine.prune``) and works in
+a fresh temporary directory:
 
 * ``facts/<Name>.facts``: every ``.input`` relation, every relation given as facts and every
   relation with no rule and no fact in the program (empty: EDB that was not given; Soufflé
@@ -34,6 +36,7 @@ Without a binary, :class:`EngineUnavailable` says so in one line.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -57,6 +60,7 @@ from analyzer.engines.base import (
     finish_outputs,
     validate_facts,
 )
+from analyzer.engines.relevance import kept_on_facts
 
 __all__ = ["ENV_VAR", "SouffleEngine", "find_souffle", "souffle_messages"]
 
@@ -156,6 +160,11 @@ class SouffleEngine(Engine):
     """
 
     name = "souffle"
+    #: leave out rules that cannot change an output on the given facts
+    #: (:mod:`analyzer.engines.relevance`, as the other engines do): Soufflé's front end costs
+    #: ~4 ms per rule (llama_tp2: 645 rules 4.8 s, the 306 kept 1.7 s, same outputs); off to
+    #: run the whole program (tests)
+    prune = True
 
     def __init__(self, executable: str | None = None, timeout: float = 3600.0, jobs: int | None = None) -> None:
         self.executable = executable
@@ -205,6 +214,9 @@ class SouffleEngine(Engine):
         """
         exe = self._binary()
         edb = validate_facts(program, facts)
+        if self.prune:
+            kept = kept_on_facts(program, {name: list(rows) for name, rows in edb.items()})
+            program = dataclasses.replace(program, rules=[program.rules[i] for i in kept])
         with tempfile.TemporaryDirectory(prefix="shardlog-souffle-") as tmp:
             root = Path(tmp)
             facts_dir, out_dir = root / "facts", root / "out"
