@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -26,6 +27,19 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def _show_engine_warning(show):
+    """A ``warnings.showwarning`` printing an engine's warning (Soufflé's) as one line."""
+    from analyzer.engines import EngineWarning
+
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, EngineWarning):
+            click.echo(f"shardlog: warning: {' '.join(str(message).split())}", err=True)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return one_line
+
+
 def _user_errors(fn):
     """Turn user-facing errors into one line and exit code 2."""
 
@@ -35,7 +49,9 @@ def _user_errors(fn):
         from analyzer.engines import EngineError, EngineUnavailable
 
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_engine_warning(warnings.showwarning)
+                return fn(*args, **kwargs)
         except (InputError, EngineUnavailable, EngineError, DatalogError) as exc:
             _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from pathlib import Path
 import onnx
 import onnx.parser
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -19,10 +20,41 @@ ENTANGLE_BUNDLED = EXAMPLES / "entangle" / "published"
 ENTANGLE_SHARED = SHARED_DATA / "entangle"
 
 
+# Soufflé 2.5 as built for these machines (../shared/tools/souffle/README.md). CI's clone has no
+# ../shared beside it (see examples/entangle/published/PROVENANCE.md), so the machines' shared
+# folder is tried too. The engine reads SHARDLOG_SOUFFLE; a value set outside the tests wins.
+SOUFFLE_BUILDS = (
+    ROOT.parent / "shared" / "tools" / "souffle" / "souffle",
+    Path("/work/shared/tools/souffle/souffle"),
+)
+SOUFFLE = next((p for p in SOUFFLE_BUILDS if p.is_file() and os.access(p, os.X_OK)), None)
+if SOUFFLE is not None and not os.environ.get("SHARDLOG_SOUFFLE"):
+    os.environ["SHARDLOG_SOUFFLE"] = str(SOUFFLE)
+
+
 def entangle_dumps_root(cfg: dict) -> Path:
     """The folder an examples/entangle case.yaml's ``seq``/``ranks`` paths are relative to:
     the bundled dumps with ``bundled: true``, otherwise ``../shared/data/entangle``."""
     return ENTANGLE_BUNDLED if cfg.get("bundled") else ENTANGLE_SHARED
+
+
+def check_args(folder: Path) -> tuple[Path, list[Path], dict] | None:
+    """``(seq, ranks, check() keyword arguments)`` of an ``examples/<case>/`` or
+    ``examples/entangle/<case>/`` folder (its ``case.yaml``); None for a GraphGuard case whose
+    dumps are not here."""
+    cfg = yaml.safe_load((folder / "case.yaml").read_text(encoding="utf-8"))
+    if folder.parent.name == "entangle":
+        root = entangle_dumps_root(cfg)
+        if not root.is_dir():
+            return None
+        return root / cfg["seq"], [root / r for r in cfg["ranks"]], {"relations": folder / cfg["spec"]}
+    if (folder / "stage0.onnx").is_file():
+        stages = sorted(folder.glob("stage*.onnx"), key=lambda p: int(p.stem[5:]))
+        return folder / "seq.onnx", stages, {"pipeline": len(stages)}
+    files = cfg["files"]
+    # a mesh case's spec gives the mesh (docs/mesh.md); a case-level `spec` gives relations
+    spec = files.get("spec", cfg.get("spec"))
+    return folder / files["seq"], [folder / r for r in files["ranks"]], ({"relations": folder / spec} if spec else {})
 
 
 def example_kind(folder: Path) -> str:

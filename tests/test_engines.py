@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import stat
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from analyzer.datalog import DatalogError, parse_string
+from analyzer.datalog import DatalogError, load_program, parse_string
+from analyzer.datalog.functors import FunctorError
 from analyzer.engines import (
     DEFAULT_ENGINE,
     EngineError,
     EngineUnavailable,
+    EngineWarning,
     UnknownEngine,
     available_engines,
     get_engine,
@@ -312,27 +313,62 @@ def test_pydatalog_runs_are_isolated_across_threads():
 # Soufflé
 
 
-def test_souffle_unavailable_without_binary(monkeypatch, tmp_path):
+@pytest.fixture
+def no_souffle(monkeypatch, tmp_path):
+    """Nothing to find: no SHARDLOG_SOUFFLE, no build beside the checkout, an empty PATH."""
+    from analyzer.engines import souffle_engine
+
+    monkeypatch.delenv("SHARDLOG_SOUFFLE", raising=False)
+    monkeypatch.setattr(souffle_engine, "CHECKOUT_BINARY", Path("no") / "such" / "souffle")
     monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def test_souffle_unavailable_without_binary(no_souffle):
     assert "souffle" not in available_engines()
     with pytest.raises(EngineUnavailable) as info:
         get_engine("souffle")
-    assert str(info.value) == "souffle is not on PATH; install Soufflé or use --engine clingo"
+    assert str(info.value).startswith("Soufflé not found: no ")
+    assert "set SHARDLOG_SOUFFLE=/path/to/souffle" in str(info.value)
+
+
+def test_souffle_explicit_path_that_is_not_a_binary(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHARDLOG_SOUFFLE", str(tmp_path / "nope"))
+    with pytest.raises(EngineUnavailable, match=r"SHARDLOG_SOUFFLE=.*nope is not an executable file"):
+        get_engine("souffle")
+
+
+def test_cli_without_souffle_is_one_line_exit_2(no_souffle):
+    from click.testing import CliRunner
+    from conftest import EXAMPLES
+
+    from analyzer.cli import main
+
+    folder = EXAMPLES / "llama_tp2"
+    files = [str(folder / n) for n in ("seq.onnx", "rank0.onnx", "rank1.onnx")]
+    result = CliRunner().invoke(main, ["check", *files, "--engine", "souffle"])
+    assert result.exit_code == 2, result.output
+    text = (result.stderr or result.output).strip()
+    assert len(text.splitlines()) == 1 and text.startswith("shardlog: error: Soufflé not found"), text
 
 
 FAKE_SOUFFLE = """\
 #!{python}
 # A stand-in for souffle: checks the command line and the files written for it, then
-# "evaluates" Out(a, n + 1) :- In(a, n) by hand.
+# "evaluates" Out(a, n + 1) :- In(a, n) by hand; prints a warning about the rule's line.
 import os, sys
 args = sys.argv[1:]
-if os.environ.get("FAKE_SOUFFLE_FAIL"):
-    sys.stderr.write("Error: something broke\\n")
-    sys.exit(3)
-assert args[0] == "-F" and args[2] == "-D" and args[4].endswith("program.dl"), args
-facts_dir, out_dir, program = args[1], args[3], args[4]
+assert args[:2] == ["--no-preprocessor", "-F"] and args[3] == "-D" and args[5].endswith("program.dl"), args
+facts_dir, out_dir, program = args[2], args[4], args[5]
 text = open(program).read()
+lines = text.splitlines()
+rule = next(i for i, line in enumerate(lines, 1) if line.startswith("Out("))
+if os.environ.get("FAKE_SOUFFLE_FAIL"):
+    sys.stderr.write(f"Error: something broke in file {{program}} at line {{rule}}\\n{{lines[rule - 1]}}\\n---^---\\n")
+    sys.stderr.write("Error: and more\\n2 errors generated, evaluation aborted\\n")
+    sys.exit(3)
 assert ".input In" in text and ".input Extra" in text and ".output Out" in text, text
+where = f"in file {{program}} at line {{rule}}"
+sys.stderr.write(f"Warning: Variable q only occurs once {{where}}\\n{{lines[rule - 1]}}\\n--^--\\n")
 rows = [line.rstrip("\\n").split("\\t") for line in open(os.path.join(facts_dir, "In.facts"))]
 extra = open(os.path.join(facts_dir, "Extra.facts")).read()
 assert extra == "", extra
@@ -349,7 +385,7 @@ def fake_souffle(tmp_path, monkeypatch):
     script = bin_dir / "souffle"
     script.write_text(FAKE_SOUFFLE.format(python=sys.executable))
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("SHARDLOG_SOUFFLE", str(script))
     return script
 
 
@@ -364,16 +400,21 @@ def test_souffle_plumbing_with_a_fake_binary(fake_souffle, monkeypatch):
             .output Out
             Out(a, n + 1) :- In(a, n), !Extra(a).
             """
-        )
+        ),
+        filename="mine.dl",
     )
     engine = get_engine("souffle")
     assert "souffle" in available_engines()
-    result = engine.run(program, {"In": [("x y", 1), ("b", -5)]})
+    with pytest.warns(EngineWarning) as caught:
+        result = engine.run(program, {"In": [("x y", 1), ("b", -5)]})
     assert result == {"Out": [("b", -4), ("x y", 2)]}
+    # Soufflé's message, one line, at the rule's file and line instead of the printed program's
+    assert [str(w.message) for w in caught] == ["souffle: Warning: Variable q only occurs once (mine.dl:7:1)"]
 
     monkeypatch.setenv("FAKE_SOUFFLE_FAIL", "1")
-    with pytest.raises(EngineError, match="souffle exited with status 3: Error: something broke"):
+    with pytest.raises(EngineError) as info:
         engine.run(program, {"In": []})
+    assert str(info.value) == "souffle exited with status 3: Error: something broke (mine.dl:7:1) (and 1 more)"
 
 
 def test_souffle_rejects_symbols_the_fact_format_cannot_hold(fake_souffle):
@@ -382,10 +423,53 @@ def test_souffle_rejects_symbols_the_fact_format_cannot_hold(fake_souffle):
         get_engine("souffle").run(program, {"In": [("a\tb", 1)]})
 
 
-@pytest.mark.skipif(shutil.which("souffle") is None, reason="souffle is not on PATH (Soufflé is not installed here)")
+def _real_souffle():
+    try:
+        return get_engine("souffle")
+    except EngineUnavailable as exc:
+        pytest.skip(f"real Soufflé: {exc}")
+
+
 def test_real_souffle_agrees_with_clingo():
+    engine = _real_souffle()
     program = parse_string(PROGRAM)
-    assert get_engine("souffle").run(program, FACTS) == get_engine("clingo").run(program, FACTS)
+    assert engine.run(program, FACTS) == get_engine("clingo").run(program, FACTS)
+
+
+def test_real_souffle_division_by_zero_does_not_fire():
+    """Soufflé aborts on a zero divisor; the printed program guards it (the other engines'
+    meaning: the rule instance does not fire)."""
+    engine = _real_souffle()
+    program = parse_string(
+        ".decl P(a: number, b: number)\n.decl Q(a: number, q: number, r: number)\n.input P\n.output Q\n"
+        "Q(a, a / b, a % (b - 1)) :- P(a, b).\n"
+    )
+    facts = {"P": [(7, 0), (7, 1), (-7, 2), (9, 4)]}
+    assert engine.run(program, facts) == get_engine("seminaive").run(program, facts) == {"Q": [(-7, -3, 0), (9, 2, 0)]}
+
+
+def test_real_souffle_error_and_warning_are_one_line_at_the_source(tmp_path):
+    engine = _real_souffle()
+    rules = tmp_path / "mine.dl"
+    rules.write_text(".decl P(a: number, b: number)\n.decl Q(a: number)\n.input P\n.output Q\n\nQ(a) :- P(a, b).\n")
+    program = load_program([rules])
+    with pytest.warns(EngineWarning) as caught:
+        assert engine.run(program, {"P": [(1, 2)]}) == {"Q": [(1,)]}
+    assert [str(w.message) for w in caught] == [f"souffle: Warning: Variable b only occurs once ({rules}:6:1)"]
+    # Soufflé's error, one line at the source: subtypes of symbol do not mix there (here
+    # only base types are checked)
+    rules.write_text(
+        ".type A <: symbol\n.type B <: symbol\n.decl R(x: A)\n.decl S(x: B)\n.input R\n.output S\nS(x) :- R(x).\n"
+    )
+    with pytest.raises(EngineError) as info:
+        engine.run(load_program([rules]), {"R": [("a",)]})
+    assert str(info.value) == (
+        f"souffle exited with status 1: Error: Atom's argument type is not a subtype of its declared type ({rules}:7:1)"
+    )
+    # Soufflé stops at to_number of a non-number: the FunctorError of the other engines
+    program = parse_string('.decl Q(a: number)\n.output Q\nQ(n) :- n = to_number("x").\n')
+    with pytest.raises(FunctorError, match='to_number\\("x"\\): not a decimal integer'):
+        engine.run(program, {})
 
 
 def test_engine_error_types():

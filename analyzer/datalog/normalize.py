@@ -9,6 +9,8 @@ All rewrites preserve Soufflé's meaning:
   into a fresh variable, so that it becomes part of the aggregate's tuple (Soufflé counts
   *tuples*: ``count : { B(x, _) }`` is the number of ``B`` rows with that ``x``);
 * :func:`aggregate_locals` lists the aggregate's local variables;
+* :func:`wildcard_singletons` turns a variable that occurs once into ``_`` or a fresh ``_name``
+  (for rules made by a program rewrite: Soufflé warns about such variables);
 * :func:`order_body` orders literals for left-to-right evaluation (atoms first, then each
   constraint/negation as soon as its variables are bound), as needed by top-down engines.
 """
@@ -16,6 +18,7 @@ All rewrites preserve Soufflé's meaning:
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable
 
 from analyzer.datalog.errors import Loc
@@ -42,14 +45,20 @@ __all__ = [
     "order_body",
     "ready_literal",
     "rule_var_names",
+    "wildcard_singletons",
 ]
 
 
 class FreshVars:
-    """Generates variable names not used in a rule: ``_<stem><n>``."""
+    """Generates variable names not used in a rule: ``<prefix><stem><n>``.
 
-    def __init__(self, used: Iterable[str]) -> None:
+    The default prefix ``_`` suits variables that occur once (Soufflé does not warn about
+    those); a variable used twice takes ``prefix=""`` (Soufflé warns about a ``_`` name that
+    occurs more than once)."""
+
+    def __init__(self, used: Iterable[str], prefix: str = "_") -> None:
         self.used = set(used)
+        self.prefix = prefix
         self._counter = itertools.count(1)
 
     def var(self, stem: str, loc: Loc) -> Var:
@@ -63,7 +72,7 @@ class FreshVars:
             The variable.
         """
         while True:
-            name = f"_{stem}{next(self._counter)}"
+            name = f"{self.prefix}{stem}{next(self._counter)}"
             if name not in self.used:
                 self.used.add(name)
                 return Var(name, loc)
@@ -164,6 +173,55 @@ def name_aggregate_wildcards(rule: Rule, *, positive: bool = False) -> Rule:
         else:
             body.append(lit)
     return Rule(rule.head, tuple(body), rule.loc)
+
+
+def wildcard_singletons(rule: Rule) -> Rule:
+    """``rule`` with each variable that occurs once in it replaced: by ``_`` as a whole argument
+    of a positive atom (of the body or of an aggregate's body; the variable was existential), by
+    a fresh ``_name`` as a side of a comparison (an unused ``v = aggregate``). The same rule,
+    without Soufflé's "Variable x only occurs once" warning (Soufflé does not warn about names
+    that start with ``_``). Meant for rules a rewrite makes (coverage twins, symmetry probes); a
+    singleton in a rule file is the author's to fix.
+
+    Args:
+        rule: A normalised rule.
+
+    Returns:
+        The rewritten rule (``rule`` itself when no variable occurs once).
+    """
+    seen = Counter(v.name for v in body_vars(rule.body))
+    seen.update(v.name for a in rule.head.args for v in term_vars(a))
+    once = {name for name, n in seen.items() if n == 1}
+    if not once:
+        return rule
+    fresh = FreshVars(seen)
+    renamed = {name: fresh.var(name, rule.loc).name for name in sorted(once)}
+
+    def atom(a: Atom) -> Atom:
+        args = tuple(Wildcard(t.loc) if isinstance(t, Var) and t.name in once else t for t in a.args)
+        return a if args == a.args else Atom(a.relation, args, a.loc)
+
+    def side(t: Term) -> Term:
+        if isinstance(t, Var) and t.name in once:
+            return Var(renamed[t.name], t.loc)
+        if isinstance(t, Aggregate):
+            return Aggregate(t.op, t.target, body(t.body), t.loc)
+        return t
+
+    def body(lits: tuple[BodyLiteral, ...]) -> tuple[BodyLiteral, ...]:
+        out: list[BodyLiteral] = []
+        for lit in lits:
+            if isinstance(lit, Atom):
+                lit = atom(lit)
+            elif isinstance(lit, Constraint):
+                left, right = side(lit.left), side(lit.right)
+                if (left, right) != (lit.left, lit.right):
+                    lit = Constraint(lit.op, left, right, lit.loc)
+            out.append(lit)
+        return tuple(out)
+
+    new_body = body(rule.body)
+    return rule if new_body == rule.body else Rule(rule.head, new_body, rule.loc)
 
 
 def aggregate_locals(rule: Rule, index: int) -> list[str]:

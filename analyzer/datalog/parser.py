@@ -401,7 +401,7 @@ class _ToSyntax(Transformer):
 
 def _normalise_rule(head: Atom, body: tuple[BodyLiteral, ...], loc: Loc) -> Rule:
     used = {v.name for v in body_vars(body)} | {v.name for a in head.args for v in term_vars(a)}
-    fresh = FreshVars(used)
+    fresh = FreshVars(used, prefix="")  # used twice: no "_" (Soufflé reads "_x" as meant to occur once)
     extra: list[Constraint] = []
 
     def lift(term: Term) -> Term:

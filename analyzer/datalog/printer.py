@@ -1,13 +1,26 @@
 """Print a :class:`~analyzer.datalog.syntax.Program` back as Soufflé source.
 
 The output is one self-contained file (includes already resolved, rules normalised) that
-parses back to an equal program; the Soufflé engine runs it.
+Soufflé 2.5 runs with the meaning the other engines give it (docs/datalog_subset.md). Each rule
+is printed as :func:`souffle_rule` makes it:
+
+* a ``_`` of a positive atom inside an aggregate becomes a fresh ``_w<n>``: Soufflé aggregates
+  a body of several atoms over the distinct bindings of its named variables (``sum a : {
+  Owner(d, t), Cost(d, _, a) }`` adds two equal costs of one developer once), here every
+  aggregate is over the body's rows (a ``_``-name is not reported as occurring once);
+* a rule dividing by a term that may be zero gets the guard ``term != 0`` (Soufflé stops with
+  a floating-point exception on a zero divisor; here the rule instance does not fire).
+
+The text parses back to the program of those rules (printing that again gives the same text).
+The Soufflé engine runs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from analyzer.datalog.errors import NOWHERE, Loc
+from analyzer.datalog.normalize import name_aggregate_wildcards
 from analyzer.datalog.syntax import (
     Aggregate,
     Atom,
@@ -25,7 +38,15 @@ from analyzer.datalog.syntax import (
     Wildcard,
 )
 
-__all__ = ["format_rule", "format_term", "quote", "to_souffle"]
+__all__ = [
+    "format_rule",
+    "format_term",
+    "guard_divisions",
+    "quote",
+    "souffle_rule",
+    "to_souffle",
+    "to_souffle_with_origins",
+]
 
 _ESCAPE = {
     "\\": "\\\\",
@@ -106,6 +127,77 @@ def format_rule(rule: Rule) -> str:
     return f"{_format_atom(rule.head)} :- {_format_body(rule.body)}."
 
 
+def _divisors(term: Term) -> Iterator[Term]:
+    """Right operands of ``/`` and ``%`` in ``term`` (not inside aggregates: their bodies get
+    their own guards)."""
+    if isinstance(term, BinOp):
+        yield from _divisors(term.left)
+        yield from _divisors(term.right)
+        if term.op in ("/", "%"):
+            yield term.right
+    elif isinstance(term, Call):
+        for arg in term.args:
+            yield from _divisors(arg)
+
+
+def _guard_body(body: tuple[BodyLiteral, ...], head_args: tuple[Term, ...] = ()) -> tuple[BodyLiteral, ...]:
+    terms: list[Term] = list(head_args)
+    new_body: list[BodyLiteral] = []
+    for lit in body:
+        if isinstance(lit, Atom):
+            terms.extend(lit.args)
+        elif isinstance(lit, Negation):
+            terms.extend(lit.atom.args)
+        else:
+            sides = []
+            for side in (lit.left, lit.right):
+                if isinstance(side, Aggregate):
+                    side = Aggregate(side.op, side.target, _guard_body(side.body, ()), side.loc)
+                    if side.target is not None:
+                        terms.append(side.target)
+                else:
+                    terms.append(side)
+                sides.append(side)
+            lit = Constraint(lit.op, sides[0], sides[1], lit.loc)
+        new_body.append(lit)
+    for divisor in (d for t in terms for d in _divisors(t)):
+        if isinstance(divisor, Const) and divisor.value != 0:
+            continue
+        guard = Constraint("!=", divisor, Const(0), divisor.loc)
+        if guard not in new_body:
+            new_body.append(guard)
+    return tuple(new_body)
+
+
+def guard_divisions(rule: Rule) -> Rule:
+    """``rule`` with ``d != 0`` added for every divisor ``d`` (of ``/`` or ``%``) that is not a
+    non-zero constant, unless the body has that constraint already; inside an aggregate the guard
+    goes into the aggregate's body. Soufflé 2.5 aborts on a zero divisor (SIGFPE); with the guard
+    the rule instance does not fire, as on the other engines (``analyzer/datalog/functors.py``).
+
+    Args:
+        rule: A normalised rule.
+
+    Returns:
+        The guarded rule (``rule`` itself when nothing divides).
+    """
+    body = _guard_body(rule.body, rule.head.args)
+    return rule if body == rule.body else Rule(rule.head, body, rule.loc)
+
+
+def souffle_rule(rule: Rule) -> Rule:
+    """``rule`` as printed for Soufflé, with the same meaning there as here (module docstring):
+    the wildcards of positive atoms inside aggregates named, divisions guarded.
+
+    Args:
+        rule: A normalised rule.
+
+    Returns:
+        The rule to print.
+    """
+    return guard_divisions(name_aggregate_wildcards(rule))
+
+
 def _format_decl(decl: Decl) -> str:
     cols = ", ".join(f"{name}: {type_name}" for name, type_name in decl.columns)
     text = f".decl {decl.name}({cols})"
@@ -126,19 +218,38 @@ def to_souffle(program: Program, *, extra_inputs: Iterable[str] = (), outputs: I
     Returns:
         The source text.
     """
-    lines: list[str] = []
+    return to_souffle_with_origins(program, extra_inputs=extra_inputs, outputs=outputs)[0]
+
+
+def to_souffle_with_origins(
+    program: Program, *, extra_inputs: Iterable[str] = (), outputs: Iterable[str] | None = None
+) -> tuple[str, list[Loc]]:
+    """Print ``program`` as one Soufflé source file, with where each printed line came from.
+
+    Args:
+        program: The program.
+        extra_inputs: Relations to declare ``.input`` in addition to ``program.inputs``.
+        outputs: Relations to declare ``.output`` (default ``program.outputs``).
+
+    Returns:
+        The source text and, for its line i (0-based), the location of the declaration, fact or
+        rule it prints (``NOWHERE`` for ``.input``/``.output`` lines), so that a message of
+        Soufflé's about line i + 1 can name the user's file and line.
+    """
+    chunks: list[tuple[str, Loc]] = []
     for t in program.types.values():
-        lines.append(f".type {t.name} <: {t.parent}")
+        chunks.append((f".type {t.name} <: {t.parent}", t.loc))
     for decl in program.decls.values():
-        lines.append(_format_decl(decl))
+        chunks.append((_format_decl(decl), decl.loc))
     inputs = list(dict.fromkeys([*program.inputs, *extra_inputs]))
     for name in inputs:
-        lines.append(f".input {name}")
+        chunks.append((f".input {name}", NOWHERE))
     for name in dict.fromkeys(program.outputs if outputs is None else outputs):
-        lines.append(f".output {name}")
+        chunks.append((f".output {name}", NOWHERE))
     for fact in program.facts:
         values = ", ".join(quote(v) if isinstance(v, str) else str(v) for v in fact.values)
-        lines.append(f"{fact.relation}({values}).")
+        chunks.append((f"{fact.relation}({values}).", fact.loc))
     for rule in program.rules:
-        lines.append(format_rule(rule))
-    return "\n".join(lines) + "\n"
+        chunks.append((format_rule(souffle_rule(rule)), rule.loc))
+    origins = [loc for text, loc in chunks for _ in text.split("\n")]
+    return "\n".join(text for text, _ in chunks) + "\n", origins

@@ -1,7 +1,7 @@
 """Datalog engines behind one interface (:class:`Engine`).
 
 ``seminaive`` (embedded: rules compiled to Python, the default), ``clingo`` (embedded, through
-its Python API), ``souffle`` (the ``souffle`` binary, when on PATH) and ``pydatalog`` (pure
+its Python API), ``souffle`` (the real Soufflé binary, when one is found) and ``pydatalog`` (pure
 Python, for small programs) evaluate the same checked program; the golden conformance suite
 (``tests/rules/``) keeps them in agreement.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 
-from analyzer.engines.base import Engine, EngineError, EngineUnavailable, UnknownEngine
+from analyzer.engines.base import Engine, EngineError, EngineUnavailable, EngineWarning, UnknownEngine
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -19,6 +19,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "EngineUnavailable",
+    "EngineWarning",
     "UnknownEngine",
     "available_engines",
     "get_engine",

@@ -19,6 +19,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "EngineUnavailable",
+    "EngineWarning",
     "UnknownEngine",
     "check_rows",
     "finish_outputs",
@@ -42,6 +43,11 @@ class EngineError(RuntimeError):
 
     The message is one line.
     """
+
+
+class EngineWarning(UserWarning):
+    """Something an engine reported about the program without failing (one line), e.g. Soufflé's
+    "Variable x only occurs once"; the CLI prints each as ``shardlog: warning: ...``."""
 
 
 class Engine(ABC):

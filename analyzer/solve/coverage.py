@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from analyzer.datalog import Atom, Const, Decl, Program, Rule
+from analyzer.datalog.normalize import wildcard_singletons
 from analyzer.speedups.symmetry import PROBE_PREFIX
 
 __all__ = ["COVERAGE_RELATION", "RuleCoverage", "instrument", "coverage_of"]
@@ -42,7 +43,7 @@ def instrument(program: Program) -> Program:
     decls = dict(program.decls)
     decls[COVERAGE_RELATION] = Decl(COVERAGE_RELATION, (("rule", "number"),), ("number",), "rules that fired")
     twins = [
-        Rule(Atom(COVERAGE_RELATION, (Const(i),)), rule.body, rule.loc)
+        wildcard_singletons(Rule(Atom(COVERAGE_RELATION, (Const(i),)), rule.body, rule.loc))
         for i, rule in enumerate(program.rules)
         if not _generated(rule)
     ]

@@ -56,6 +56,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from analyzer.datalog.normalize import wildcard_singletons
 from analyzer.datalog.syntax import (
     Aggregate,
     Atom,
@@ -390,14 +391,14 @@ def _probe(rule: Rule, index: int, decls: Mapping[str, Decl]) -> tuple[Rule, Dec
         for v in sorted(rank_vars & values):
             body.append(Atom(_NUMBERS, (Var(v),)))
         decl = Decl(name, (("rank_number", "number"),), ("number",))
-        return Rule(Atom(name, (Const(-1),)), tuple(body)), decl
+        return wildcard_singletons(Rule(Atom(name, (Const(-1),)), tuple(body))), decl
     number = sorted(rank_vars)[0] if rank_vars else "rank_number_"
     for v in sorted(rank_vars - {number}):  # one rank: its variables are one number
         body.append(Constraint("=", Var(v), Var(number)))
     body.append(Atom(_NUMBERS, (Var(number),)))
     cols = tuple((f"c{i}", kind) for i, (_, kind) in enumerate(head_decl.columns))
     decl = Decl(name, (("rank_number", "number"), *cols), ("number", *head_decl.base_types))
-    return Rule(Atom(name, (Var(number), *head.args)), tuple(body)), decl
+    return wildcard_singletons(Rule(Atom(name, (Var(number), *head.args)), tuple(body))), decl
 
 
 def _at_rank_zero(atom: Atom, decls: Mapping[str, Decl], rank_vars: set[str], graph_vars: set[str]) -> Atom | None:
