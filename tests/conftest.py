@@ -12,8 +12,19 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-# ../shared/data beside the checkout; SHARDLOG_SHARED_DATA names it for a checkout elsewhere (a worktree)
-SHARED_DATA = Path(os.environ.get("SHARDLOG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def _shared_data() -> Path:
+    """``../shared/data`` beside the checkout; else these machines' shared folder (a clone made
+    elsewhere: CI's, a worktree); ``SHARDLOG_SHARED_DATA`` names it explicitly."""
+    if os.environ.get("SHARDLOG_SHARED_DATA"):
+        return Path(os.environ["SHARDLOG_SHARED_DATA"])
+    beside = ROOT.parent / "shared" / "data"
+    machine = Path("/work/shared/data")  # a clone elsewhere on these machines (CI's, a worktree)
+    return beside if beside.is_dir() or not machine.is_dir() else machine
+
+
+SHARED_DATA = _shared_data()
 # GraphGuard's published torch.fx dumps: some bundled (examples/entangle/published, PROVENANCE.md
 # there), the rest only in ../shared/data/entangle (not in CI)
 ENTANGLE_BUNDLED = EXAMPLES / "entangle" / "published"
