@@ -8,7 +8,11 @@ modules XLA dumps around its SPMD partitioner (``--xla_dump_hlo_pass_re=spmd-par
 - ``tp.hlo``: the per-device program after partitioning, column-parallel q/k/v/gate/up and
   row-parallel o/down from ``NamedSharding`` s (the partitioner writes the all-reduces);
 - ``tp_bug_missing_psum.hlo``: the same block written per device with ``shard_map``, the
-  ``psum`` after the down projection left out (one line).
+  ``psum`` after the down projection left out (one line);
+- ``tp_gather.hlo``: per device with ``shard_map``, the attention heads all-gathered on the
+  feature axis before a replicated output projection;
+- ``tp_bug_gather_axis.hlo``: the same with the all-gather on the sequence axis, then viewed
+  as ``[seq, heads * head_dim]`` (one line).
 
 Check them with ``shardlog check DIR/seq.hlo DIR/tp.hlo --world-size N``. JAX is an extra
 (``pip install jax``), not a dependency of shardlog.
@@ -27,7 +31,7 @@ import click
 HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 64, 4, 16, 128, 8
 
 
-def _block(params, x, psum_attn, psum_mlp):
+def _block(params, x, psum_attn, psum_mlp, attn_out=None):
     import jax
     import jax.numpy as jnp
 
@@ -45,7 +49,7 @@ def _block(params, x, psum_attn, psum_mlp):
     mask = jnp.tril(jnp.ones((SEQ, SEQ), bool))
     probs = jax.nn.softmax(jnp.where(mask, scores, -1e9), axis=-1)
     attn = (probs @ split(v)).transpose(1, 0, 2).reshape(SEQ, heads * HEAD_DIM)
-    x = x + psum_attn(attn @ params["wo"])
+    x = x + (psum_attn(attn @ params["wo"]) if attn_out is None else attn_out(attn) @ params["wo"])
     h = rms(x, params["ln2"])
     return x + psum_mlp((jax.nn.silu(h @ params["wg"]) * (h @ params["wu"])) @ params["wd"])
 
@@ -108,6 +112,28 @@ def _run(tp: int) -> None:
 
     jax.jit(block_bug_missing_psum)(params, x)
 
+    # the attention heads gathered before a replicated output projection: correct on the feature
+    # axis, and the one-line bug of gathering on the sequence axis, then viewing it as [SEQ, heads]
+    gathered = {**spec, "wo": P()}
+    d = HEADS * HEAD_DIM
+
+    def block_gather(params, x):
+        def body(p, xx):
+            gather = lambda t: jax.lax.all_gather(t, "tp", axis=1, tiled=True)  # noqa: E731
+            return _block(p, xx, None, lambda t: jax.lax.psum(t, "tp"), gather)
+
+        return shard_map(body, mesh=mesh, in_specs=(gathered, P()), out_specs=P(), check_vma=False)(params, x)
+
+    def block_bug_gather_axis(params, x):
+        def body(p, xx):
+            gather = lambda t: jax.lax.all_gather(t, "tp", axis=0, tiled=True).reshape(SEQ, d)  # noqa: E731  bug: axis
+            return _block(p, xx, None, lambda t: jax.lax.psum(t, "tp"), gather)
+
+        return shard_map(body, mesh=mesh, in_specs=(gathered, P()), out_specs=P(), check_vma=False)(params, x)
+
+    jax.jit(block_gather)(params, x)
+    jax.jit(block_bug_gather_axis)(params, x)
+
 
 def _pick(dump: Path, fn: str, stage: str) -> Path:
     found = sorted(dump.glob(f"module_*.jit_{fn}.*{stage}*.txt"))
@@ -133,8 +159,10 @@ def main(out_dir: str, tp: int) -> None:
     shutil.copy(_pick(dump, "block_tp", "before_spmd-partitioning"), out / "seq.hlo")
     shutil.copy(_pick(dump, "block_tp", "after_spmd-partitioning"), out / "tp.hlo")
     shutil.copy(_pick(dump, "block_bug_missing_psum", "after_spmd-partitioning"), out / "tp_bug_missing_psum.hlo")
+    shutil.copy(_pick(dump, "block_gather", "after_spmd-partitioning"), out / "tp_gather.hlo")
+    shutil.copy(_pick(dump, "block_bug_gather_axis", "after_spmd-partitioning"), out / "tp_bug_gather_axis.hlo")
     shutil.rmtree(dump, ignore_errors=True)
-    click.echo(f"wrote {out}/seq.hlo, tp.hlo, tp_bug_missing_psum.hlo (TP {tp})")
+    click.echo(f"wrote {out}/seq.hlo, tp.hlo, tp_bug_missing_psum.hlo, tp_gather.hlo, tp_bug_gather_axis.hlo (TP {tp})")
 
 
 if __name__ == "__main__":

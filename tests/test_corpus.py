@@ -16,6 +16,8 @@ Case folders and how they are run (``_load``):
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
   (``scripts/export_hf_tp.py``), expert parallel and tensor-parallel MoE
   (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say) when given;
+* ``files: {seq, ranks, world_size}`` — one XLA HLO program for every rank (JAX's SPMD
+  partitioner, ``scripts/export_jax_hlo.py``);
 * ``files: {seq, ranks, spec}`` — a TP x DP mesh (``scripts/export_hf_tp.py --mesh``), checked
   with its spec (``mesh.yaml``: the mesh and the replica's sequential graph);
 * ``files: {seq, stages}`` — pipeline stages (``scripts/export_pipeline.py``), ``pipeline=N``;
@@ -69,6 +71,9 @@ FIX_HINT = {
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "state_offset": "optimizer-state-layout",
+    # XLA HLO from JAX (scripts/export_jax_hlo.py)
+    "missing_psum": "missing-allreduce",
+    "gather_viewed": "stack-viewed",
 }
 
 
@@ -91,6 +96,8 @@ def _load(case: Path) -> tuple[dict, Path, list[Path], dict, bool]:
     # `spec:`, a TP x DP mesh (mesh.yaml) as `files: {spec:}`
     spec = files.get("spec", cfg.get("spec"))
     extra = {"relations": case / spec} if spec else {}
+    if "world_size" in files:  # one SPMD program (XLA HLO) serves every rank
+        extra["world_size"] = files["world_size"]
     return cfg, case / files["seq"], [case / f for f in files["ranks"]], extra, True
 
 
@@ -111,7 +118,7 @@ def _inside(scope: str, module: str) -> bool:
 
 def test_every_case_folder_is_collected():
     """Each example folder with ONNX files has a case.yaml (otherwise this file would miss it)."""
-    folders = {p.parent for p in EXAMPLES.rglob("*.onnx")}
+    folders = {p.parent for pattern in ("*.onnx", "*.hlo") for p in EXAMPLES.rglob(pattern)}
     assert folders <= set(CASES), sorted(str(f) for f in folders - set(CASES))
     assert len(CASES) >= 20
 

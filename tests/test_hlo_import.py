@@ -610,13 +610,14 @@ def test_cli_check_with_one_spmd_file_for_every_rank(tmp_path):
     assert result.exit_code == 1  # 6 columns are not 5 ranks' pieces of 3: no relation for w
 
 
-# --- JAX's SPMD partitioner (scripts/export_jax_hlo.py, TP 2, committed under tests/data) --------
+# --- JAX's SPMD partitioner (scripts/export_jax_hlo.py, TP 2, corpus cases examples/jax_llama_block_tp2*) --------
 
-JAX_BLOCK = ROOT / "tests" / "data" / "jax_llama_block"
+JAX_BLOCK = ROOT / "examples"
 
 
 def test_jax_partitioned_llama_block_verifies_against_the_global_program():
-    result = check(JAX_BLOCK / "seq.hlo", [JAX_BLOCK / "tp.hlo"], world_size=2)
+    case = JAX_BLOCK / "jax_llama_block_tp2"
+    result = check(case / "seq.hlo", [case / "tp.hlo"], world_size=2)
     assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies][:3]
     # parameters are named by JAX's op_name on both sides (the partitioner renames them)
     relations = {r.seq_value: str(r.layout) for r in result.inputs.relations}
@@ -629,9 +630,13 @@ def test_jax_partitioned_llama_block_verifies_against_the_global_program():
 
 
 def test_jax_shard_map_block_without_the_mlp_psum_is_flagged_at_the_residual_add():
-    result = check(JAX_BLOCK / "seq.hlo", [JAX_BLOCK / "tp_bug_missing_psum.hlo"], world_size=2)
+    result = check(
+        JAX_BLOCK / "jax_llama_block_tp2_bug_missing_psum" / "seq.hlo",
+        [JAX_BLOCK / "jax_llama_block_tp2_bug_missing_psum" / "tp.hlo"],
+        world_size=2,
+    )
     assert result.verdict == "discrepancy"
     first = result.verdict_.discrepancies[0]
     assert first.hint_ids == ["missing-allreduce"]
-    assert first.source.endswith("scripts/export_jax_hlo.py:50")  # the line of the missing psum
-    assert first.origin_source.endswith("scripts/export_jax_hlo.py:50")
+    assert first.source.endswith("scripts/export_jax_hlo.py:54")  # the line of the missing psum
+    assert first.origin_source.endswith("scripts/export_jax_hlo.py:54")
