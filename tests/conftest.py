@@ -70,7 +70,10 @@ def check_args(folder: Path) -> tuple[Path, list[Path], dict] | None:
 
 def example_kind(folder: Path) -> str:
     """``"pipeline"`` (stage files), ``"training"`` (a whole training step), ``"mesh"`` (a TP x DP
-    mesh checked with its ``mesh.yaml``, tests/test_mesh.py) or ``"forward"``."""
+    mesh checked with its ``mesh.yaml``, tests/test_mesh.py), ``"hlo"`` (one XLA HLO program for
+    every rank, tests/test_hlo_import.py) or ``"forward"`` (ONNX exports of a forward pass)."""
+    if (folder / "seq.hlo").is_file():
+        return "hlo"
     if (folder / "stage0.onnx").is_file():
         return "pipeline"
     if (folder / "mesh.yaml").is_file():
