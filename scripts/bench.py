@@ -548,7 +548,7 @@ def _engines(
         "bytecode and rule program caches) of the `check()` call and of its engine part, in seconds.",
         "Soufflé is the real binary (`analyzer/engines/souffle_engine.py`, interpreter mode, one thread):",
         "its engine time includes writing the fact files, Soufflé's own parsing and checking of the",
-        "kept rules (~1 s of CPU for ~300 rules) and reading its output back. Every engine leaves out",
+        "kept rules and reading its output back. Every engine leaves out",
         "the rules that cannot fire on the facts (analyzer/engines/relevance.py). relations / rows = the",
         "derived tables of the check (the `.output` relations); same tables = every engine derived the same rows in every",
         "relation (SHA-256 of the sorted tables) and the same verdict; warnings = engine warnings",
