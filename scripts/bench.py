@@ -5,7 +5,9 @@ times; the table reports the median wall time, its split into facts (ONNX load +
 extraction), oracles, engine (rule evaluation) and the rest (verdict, report), and the peak
 resident set size of the child (``ru_maxrss`` from ``os.wait4``).
 
-Usage: ``python scripts/bench.py [--repeat 3] [--out docs/benchmarks.md]``
+Usage: ``python scripts/bench.py [--repeat 3] [--out docs/benchmarks.md]``; ``--engines
+seminaive,clingo,souffle`` times the engines side by side on a few examples and GraphGuard's
+graphs instead (``--entangle DIR`` and ``--large DIR`` add cases there).
 """
 
 from __future__ import annotations
@@ -85,6 +87,23 @@ r = check(sys.argv[2], sys.argv[3:], relations=spec, world_size=int(n))
 t2 = time.perf_counter()
 print(json.dumps({"verdict": r.verdict, "import": t1 - t0, "check": t2 - t1, **r.derivation.timings,
                   "nodes": len(r.inputs.ranks[0].graph.node)}))
+
+ENGINES_CHILD = r"""
+import hashlib, json, sys, time, warnings
+from analyzer import check
+from analyzer.engines import EngineWarning
+job = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", EngineWarning)
+    r = check(job["seq"], job["ranks"], engine=job["engine"], **job["kwargs"])
+t1 = time.perf_counter()
+derived = r.derivation.derived
+tables = repr(sorted((name, sorted(rows)) for name, rows in derived.items())).encode()
+print(json.dumps({"verdict": r.verdict, "check": t1 - t0, "engine": r.derivation.timings["engine"],
+                  "rows": sum(len(v) for v in derived.values()), "relations": len(derived),
+                  "tables": hashlib.sha256(tables).hexdigest(),
+                  "warnings": [str(w.message) for w in caught if issubclass(w.category, EngineWarning)]}))
 """
 
 SECTION = "## Check on the examples"
@@ -198,6 +217,12 @@ def _timed_runs(repeat: int, bytecode: bool, *args, **kwargs) -> list[tuple[dict
 @click.option(
     "--note", default="", help="Said after the date in the '## Scale' and '## GraphGuard' sections (e.g. other load)."
 )
+@click.option(
+    "--engines",
+    default="",
+    help="Comma-separated engines (e.g. seminaive,clingo,souffle): time each on a few examples, GraphGuard's "
+    "graphs (bundled, and --entangle DIR's) and --large DIRs, one run ('## Engines side by side' section).",
+)
 def main(
     repeat: int,
     out_path: str,
@@ -206,10 +231,15 @@ def main(
     hlo_dir: str | None,
     corpus: bool,
     note: str,
+    engines: str,
 ) -> None:
     """Time every examples/<case>/ (and the 6-layer memoization cases, memo on and off)."""
     if hlo_dir:
         _hlo(Path(hlo_dir), repeat, Path(out_path), note)
+        return
+    if engines:
+        _engines([e.strip() for e in engines.split(",") if e.strip()], repeat, Path(out_path), entangle_dir,
+                 large_dirs, note)
         return
     if large_dirs:
         _large(large_dirs, repeat, Path(out_path), note)
@@ -486,6 +516,124 @@ def _hlo(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
         *rows,
     ]
     write_section(out_path, HLO, "\n".join(lines) + "\n")
+
+ENGINES = "## Engines side by side (seminaive, clingo, real Soufflé 2.5)"
+# one case per kind of check (forward TP, a bug, vocab, kv heads over rank pairs, expert
+# parallel, all-to-all, pipeline, training steps, a TP x DP mesh); the AdamW expert-parallel
+# step is Soufflé's slowest bundled example
+ENGINE_EXAMPLES = [
+    "llama_tp2",
+    "llama_tp2_bug_missing_allreduce",
+    "qwen2_tp2_vocab",
+    "llama_tp4_kv2",
+    "mixtral_ep2",
+    "deepspeed_moe_ep2",
+    "llama_pp2",
+    "llama_dp2_sgd",
+    "llama_tp2_dp2",
+    "mixtral_ep2_adamw",
+]
+
+
+def _case_args(folder: Path, entangle: Path) -> tuple[Path, list[Path], dict] | None:
+    """seq, ranks and ``check()`` keyword arguments of an examples/ or examples/entangle/ case
+    (None: GraphGuard dumps that are not here)."""
+    cfg = yaml.safe_load((folder / "case.yaml").read_text())
+    if folder.parent.name == "entangle":
+        root = BUNDLED_DUMPS if cfg.get("bundled") else entangle
+        if not root.is_dir():
+            return None
+        return root / cfg["seq"], [root / r for r in cfg["ranks"]], {"relations": folder / cfg["spec"]}
+    if (folder / "stage0.onnx").is_file():
+        stages = sorted(folder.glob("stage*.onnx"), key=lambda p: int(p.stem[5:]))
+        return folder / "seq.onnx", stages, {"pipeline": len(stages)}
+    spec = cfg["files"].get("spec", cfg.get("spec"))
+    ranks = [folder / f for f in cfg["files"]["ranks"]]
+    return folder / cfg["files"]["seq"], ranks, ({"relations": folder / spec} if spec else {})
+
+
+def _engine_run(job: dict) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", ENGINES_CHILD, json.dumps(job)],
+        capture_output=True, text=True, cwd=ROOT, env=_child_env(True), check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {job['engine']} failed on {job['seq']}: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout)
+
+
+def _engines(
+    engines: list[str], repeat: int, out_path: Path, entangle_dir: str | None, large_dirs: tuple[str, ...], note: str
+) -> None:
+    entangle = Path(entangle_dir) if entangle_dir else ROOT.parent / "shared" / "data" / "entangle"
+    cases: list[tuple[str, Path, list[Path], dict]] = []
+    for name in ENGINE_EXAMPLES:
+        args = _case_args(ROOT / "examples" / name, entangle)
+        cases.append((name, *args))
+    for case in sorted((ROOT / "examples" / "entangle").glob("*/case.yaml")):
+        args = _case_args(case.parent, entangle)
+        if args is not None:
+            cases.append((f"GraphGuard {case.parent.name}", *args))
+    for d in large_dirs:
+        folder = Path(d)
+        ranks = sorted(folder.glob("rank*.onnx"), key=lambda p: int(p.stem[4:]))
+        cases.append((folder.name, folder / "seq.onnx", ranks, {}))
+    load_before = os.getloadavg()[0]
+    rows = []
+    differ = []
+    for name, seq, ranks, kwargs in cases:
+        job = {"seq": str(seq), "ranks": [str(r) for r in ranks], "kwargs": {k: str(v) if isinstance(v, Path) else v
+                                                                            for k, v in kwargs.items()}}
+        results = {}
+        for engine in engines:
+            _engine_run({**job, "engine": engine})  # untimed: bytecode and program caches
+            runs = [_engine_run({**job, "engine": engine}) for _ in range(repeat)]
+            results[engine] = (
+                runs[0],
+                statistics.median(r["check"] for r in runs),
+                statistics.median(r["engine"] for r in runs),
+            )
+        first = results[engines[0]][0]
+        same = all(r[0]["tables"] == first["tables"] and r[0]["verdict"] == first["verdict"] for r in results.values())
+        if not same:
+            differ.append(name)
+        warned = sum(len(r[0]["warnings"]) for r in results.values())
+        cells = " | ".join(f"{results[e][1]:.2f} / {results[e][2]:.2f}" for e in engines)
+        base = results[engines[0]][1]
+        ratios = " | ".join(f"{results[e][1] / base:.1f}x" for e in engines[1:])
+        rows.append(
+            f"| {name} | {len(ranks)} | {first['verdict']} | {first['relations']} / {first['rows']} | {cells} | "
+            f"{ratios} | {'yes' if same else '**no**'} | {warned} |"
+        )
+        click.echo(f"{name}: " + ", ".join(f"{e} {results[e][1]:.2f} s" for e in engines) + f", same tables: {same}")
+    load = f"1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    head_cells = " | ".join(f"{e} check / engine s" for e in engines)
+    head_ratios = " | ".join(f"{e} / {engines[0]}" for e in engines[1:])
+    lines = [
+        ENGINES,
+        "",
+        f"Measured by `python scripts/bench.py --engines {','.join(engines)} --repeat {repeat}"
+        + (f" --entangle {entangle_dir}" if entangle_dir else "")
+        + "".join(f" --large {d}" for d in large_dirs)
+        + f"` on {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load}){_note(note)}.",
+        f"Each cell: the median over {repeat} fresh child processes (after one untimed run that fills the",
+        "bytecode and rule program caches) of the `check()` call and of its engine part, in seconds.",
+        "Soufflé is the real binary (`analyzer/engines/souffle_engine.py`, interpreter mode, one thread):",
+        "its engine time includes writing the fact files, Soufflé's own parsing and checking of the",
+        "kept rules and reading its output back. Every engine leaves out",
+        "the rules that cannot fire on the facts (analyzer/engines/relevance.py). relations / rows = the",
+        "derived tables of the check (the `.output` relations); same tables = every engine derived the",
+        "same rows in every relation (SHA-256 of the sorted tables) and the same verdict; warnings =",
+        "engine warnings (Soufflé's) over all engines.",
+        "",
+        f"| case | ranks | verdict | relations / rows | {head_cells} | {head_ratios} | same tables | warnings |",
+        "|---|---|---|---|" + "---|" * len(engines) + "---|" * (len(engines) - 1) + "---|---|",
+        *rows,
+        "",
+        f"Cases whose tables differ: {', '.join(differ) if differ else 'none'}.",
+    ]
+    write_section(out_path, ENGINES, "\n".join(lines) + "\n")
+    click.echo(f"wrote {out_path}")
 
 
 CORPUS = "## Corpus run (every examples/ case)"

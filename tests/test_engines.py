@@ -413,7 +413,7 @@ def test_souffle_plumbing_with_a_fake_binary(fake_souffle, monkeypatch):
 
     monkeypatch.setenv("FAKE_SOUFFLE_FAIL", "1")
     with pytest.raises(EngineError) as info:
-        engine.run(program, {"In": []})
+        engine.run(program, {"In": [("b", 1)]})
     assert str(info.value) == "souffle exited with status 3: Error: something broke (mine.dl:7:1) (and 1 more)"
 
 
