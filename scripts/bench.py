@@ -622,7 +622,7 @@ def _engines(
         "Soufflé is the real binary (`analyzer/engines/souffle_engine.py`, interpreter mode, one thread):",
         "its engine time includes writing the fact files, Soufflé's own parsing and checking of the",
         "kept rules and reading its output back. Every engine leaves out",
-        "the rules that cannot fire on the facts (analyzer/engines/relevance.py). relations / rows = the",
+        "the rules that cannot fire on the facts (analyzer/speedups/relevance.py). relations / rows = the",
         "derived tables of the check (the `.output` relations); same tables = every engine derived the",
         "same rows in every relation (SHA-256 of the sorted tables) and the same verdict; warnings =",
         "engine warnings (Soufflé's) over all engines.",
