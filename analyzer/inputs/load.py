@@ -119,7 +119,7 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
     notes = [note for note in notes if note.split(": ", 1)[0] not in values.decided] + values.notes
     inp = CheckInput(
         str(seq_path), [str(p) for p in rank_paths], seq, ranks, values.relations, notes, None, [], info, same,
-        misplaced=values.misplaced, value_mismatches=values.mismatches,
+        misplaced=values.misplaced, value_mismatches=values.mismatches, transposed=values.transposed,
     )
     if len(known.metadata) == 1 + len(ranks):
         inp.rank_metadata = known.metadata[1:]

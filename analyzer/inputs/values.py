@@ -42,7 +42,14 @@ import onnx
 from analyzer.inputs.infer import InputRelation, MisplacedChunk, _per_model
 from analyzer.layout import REPLICATE, Layout
 
-__all__ = ["ValueFindings", "WeightMismatch", "decide_by_values", "layout_evidence", "search_layout"]
+__all__ = [
+    "TransposedPiece",
+    "ValueFindings",
+    "WeightMismatch",
+    "decide_by_values",
+    "layout_evidence",
+    "search_layout",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,19 @@ class WeightMismatch:
     matches: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class TransposedPiece:
+    """A rank's 2-D weight that is the transpose of its piece of the sequential weight under
+    ``layout`` (weights stored transposed: ``nn.Linear``'s ``[out, in]`` against GPT-2's
+    ``Conv1D`` ``[in, out]``). No input relation relates the two arrays; a rank ``Transpose``
+    of it is the piece (``rules/core/transposed.dl``)."""
+
+    seq_value: str
+    rank: int
+    rank_value: str
+    layout: Layout
+
+
 @dataclass
 class ValueFindings:
     """What the stored values decided (:func:`decide_by_values`)."""
@@ -72,6 +92,7 @@ class ValueFindings:
     relations: list[InputRelation]
     misplaced: list[MisplacedChunk] = field(default_factory=list)
     mismatches: list[WeightMismatch] = field(default_factory=list)
+    transposed: list[TransposedPiece] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)  # weights whose relation the values decided
 
@@ -262,11 +283,12 @@ def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout |
             return _Found(c)
     shape = arrays[0].shape
     diff = [i for i, (s, d) in enumerate(zip(full.shape, shape)) if s != d] if len(shape) == full.ndim else []
+    sec = None
     if len(diff) == 1 and all(a.shape == shape for a in arrays) and full.dtype != object:
         sec = _sections_from_rows(full, arrays, diff[0])
         if sec is not None and sec != skip and _holds(sec, full, arrays):
             return _Found(sec)
-    for c in [*([skip] if skip is not None else []), *cands]:
+    for c in [*([skip] if skip is not None else []), *cands, *([sec] if sec is not None else [])]:
         order = _order(c, full, arrays)
         if order is not None:
             return _Found(c, order=tuple(order))
@@ -329,9 +351,15 @@ class _Weights:
 
 
 def _refuted(
-    name: str, rel: InputRelation, full: np.ndarray, arrays: Sequence[np.ndarray], weights: _Weights
+    name: str,
+    rel: InputRelation,
+    full: np.ndarray,
+    arrays: Sequence[np.ndarray],
+    weights: _Weights,
+    order: Sequence[int] | None = None,
 ) -> tuple[list[MisplacedChunk], list[WeightMismatch], str]:
-    """The facts and the note of a relation its values refute."""
+    """The facts and the note of a relation its values refute (``order``: the rank whose piece
+    each rank holds, when they hold the layout's pieces in a permuted order)."""
     n = len(arrays)
     lay = rel.layout
     pieces = _pieces(lay, full, n) or [None] * n
@@ -354,6 +382,9 @@ def _refuted(
             if found >= 0 or not matches:
                 held = f"chunk {found}" if found >= 0 else "no chunk"
                 text = f"rank {r} holds {held} of {groups}, {lay} gives it chunk {r // k}"
+        elif order is not None and lay.kind == "Shard":  # fused sections: rank r holds rank c's piece
+            misplaced.append(MisplacedChunk(name, r, d, lay.axis, order[r], n))
+            text = f"rank {r} holds the piece of rank {order[r]}"
         parts.append(text)
     if len(parts) == n and all(p == f"rank {r} holds other values" for r, p in enumerate(parts)):
         parts = ["every rank holds other values"]
@@ -422,14 +453,20 @@ def decide_by_values(
             continue  # shapes fit no layout and no value proves one: the shape note stays
         decided[name] = []
         out.decided.add(name)
+        if found is not None and found.transposed:
+            out.transposed.extend(TransposedPiece(name, r, d, found.layout) for r, d in enumerate(names))
+            out.notes.append(
+                f"{name}: every rank stores the transpose of its piece of {found.layout} (weights stored "
+                "transposed): no input relation; a rank Transpose of it is the piece"
+            )
+            continue
         base = rel if rel is not None else InputRelation(name, found.layout, names)
         if found is not None and found.order is not None:
             base = replace(base, layout=found.layout)
-        misplaced, mismatches, note = _refuted(name, base, full, arrays, weights)
+        order = found.order if found is not None else None
+        misplaced, mismatches, note = _refuted(name, base, full, arrays, weights, order)
         if found is not None and found.order is not None:
             note += f"; a permuted rank order: ranks 0..{n - 1} hold the pieces of ranks {list(found.order)}"
-        elif found is not None and found.transposed:
-            note += f"; rank r holds the transpose of its piece of {found.layout} (weights stored transposed)"
         out.misplaced.extend(misplaced)
         out.mismatches.extend(mismatches)
         out.notes.append(note)
