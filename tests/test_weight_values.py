@@ -199,3 +199,36 @@ def test_context_parallel_replicated_embedding_changed_on_one_rank(tmp_path):
     first = result.verdict_.discrepancies[0]
     assert first.op_type == "Gather" and "weight-replica-differs" in first.hint_ids
     assert f"{name} on rank 0 differs from the sequential weight" in " ".join(first.hints)
+
+
+def _swap_layers(path: Path, a: str, b: str) -> None:
+    """Swap initializers ``a`` and ``b`` (same shape) of the model at ``path``."""
+    model = onnx.load(str(path))
+    arrays = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for init in model.graph.initializer:
+        if init.name in (a, b):
+            init.CopyFrom(numpy_helper.from_array(arrays[b if init.name == a else a], init.name))
+    onnx.save(model, str(path))
+
+
+def test_sharded_weight_changed_in_the_sequential_file_or_swapped_with_another_layers(tmp_path):
+    """``llama_tp2`` (column-parallel q_proj, Shard(0)): q_proj negated in the sequential file ->
+    seq-weight-differs; layers 0 and 1 of q_proj swapped on rank 1 -> weight-holds-other-weight
+    naming the other layer's weight."""
+    name, other = "model.layers.0.self_attn.q_proj.weight", "model.layers.1.self_attn.q_proj.weight"
+    seq, ranks = _copy_case("llama_tp2", tmp_path / "a")
+    _edit(seq, name, _negate)
+    result = check(seq, ranks)
+    first = result.verdict_.discrepancies[0]
+    assert result.verdict == "discrepancy" and first.hint_ids == ["seq-weight-differs"]
+    assert f"{name} differs from the sequential weight on every rank" in first.hints[0]
+    seq, ranks = _copy_case("llama_tp2", tmp_path / "b")
+    _swap_layers(ranks[1], name, other)
+    result = check(seq, ranks)
+    first = result.verdict_.discrepancies[0]
+    assert result.verdict == "discrepancy" and first.hint_ids == ["weight-holds-other-weight"]
+    assert f"{name} on rank 1 holds the values of {other}" in first.hints[0]
+    assert any(
+        note.startswith(f"{name}: its values refute Shard(0) (rank 1 holds the values of {other})")
+        for note in result.inputs.notes
+    )
