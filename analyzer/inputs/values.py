@@ -43,6 +43,7 @@ from analyzer.inputs.infer import InputRelation, MisplacedChunk, _per_model
 from analyzer.layout import REPLICATE, Layout
 
 __all__ = [
+    "LayoutFound",
     "TransposedPiece",
     "ValueFindings",
     "WeightMismatch",
@@ -253,16 +254,17 @@ def _candidates(full: np.ndarray, arrays: Sequence[np.ndarray]) -> list[Layout]:
 
 
 @dataclass(frozen=True)
-class _Found:
-    """The result of a search: a layout the values prove, or one whose pieces the ranks hold in
-    another order (``order``), or whose pieces' transposes they hold (``transposed``)."""
+class LayoutFound:
+    """What :func:`search_layout` found: a layout the values prove, or one whose pieces the
+    ranks hold in another order (``order``: the rank whose piece rank r holds), or whose pieces'
+    transposes they hold (``transposed``)."""
 
     layout: Layout
     order: tuple[int, ...] | None = None
     transposed: bool = False
 
 
-def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout | None = None) -> _Found | None:
+def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout | None = None) -> LayoutFound | None:
     """The layout a checkpoint loader produced, proven by the values (module docstring).
 
     Args:
@@ -280,23 +282,23 @@ def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout |
     cands = [c for c in _candidates(full, arrays) if c != skip]
     for c in cands:
         if _holds(c, full, arrays):
-            return _Found(c)
+            return LayoutFound(c)
     shape = arrays[0].shape
     diff = [i for i, (s, d) in enumerate(zip(full.shape, shape)) if s != d] if len(shape) == full.ndim else []
     sec = None
     if len(diff) == 1 and all(a.shape == shape for a in arrays) and full.dtype != object:
         sec = _sections_from_rows(full, arrays, diff[0])
         if sec is not None and sec != skip and _holds(sec, full, arrays):
-            return _Found(sec)
+            return LayoutFound(sec)
     for c in [*([skip] if skip is not None else []), *cands, *([sec] if sec is not None else [])]:
         order = _order(c, full, arrays)
         if order is not None:
-            return _Found(c, order=tuple(order))
+            return LayoutFound(c, order=tuple(order))
     if full.ndim == 2 and all(a.ndim == 2 for a in arrays):
         flipped = [a.T for a in arrays]
         for c in _candidates(full, flipped):
             if _holds(c, full, flipped):
-                return _Found(c, transposed=True)
+                return LayoutFound(c, transposed=True)
     return None
 
 
