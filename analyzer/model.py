@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from analyzer.importers.pipeline import PipelineInfo
     from analyzer.inputs.infer import InputRelation, MisplacedChunk
+    from analyzer.inputs.values import TransposedPiece, WeightMismatch
     from analyzer.speedups.proofs import WireProofs
     from analyzer.verdict.build import Verdict
 
@@ -54,6 +55,8 @@ class CheckInput:
     pipeline: PipelineInfo | None = None  # set when the rank files are pipeline stages (--pp)
     same_graph: list[int] = field(default_factory=list)
     misplaced: list[MisplacedChunk] = field(default_factory=list)  # weights holding another chunk
+    value_mismatches: list[WeightMismatch] = field(default_factory=list)  # weights their values refute
+    transposed: list[TransposedPiece] = field(default_factory=list)  # weights the ranks store transposed
     mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
     rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
     proofs: WireProofs | None = None  # files' string and shape checks still to run (derive starts them)

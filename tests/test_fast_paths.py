@@ -136,8 +136,9 @@ def test_pruned_program_derives_what_the_whole_program_derives():
 
 
 def test_same_graph_relations_equal_reading_every_rank():
-    from analyzer.inputs.infer import check_weight_values, infer_input_relations
+    from analyzer.inputs.infer import infer_input_relations
     from analyzer.inputs.load import _rank_twins, load_inputs
+    from analyzer.inputs.values import decide_by_values
 
     for name in ("llama_tp2", "llama_tp4_kv2_bug_kv_heads_misassigned", "qwen2_tp2_vocab"):
         seq, ranks, _ = _args(EXAMPLES / name)
@@ -145,7 +146,7 @@ def test_same_graph_relations_equal_reading_every_rank():
         twins = _rank_twins(inp.same_graph)
         assert infer_input_relations(inp.seq, inp.ranks, twins) == infer_input_relations(inp.seq, inp.ranks)
         rel, _ = infer_input_relations(inp.seq, inp.ranks)
-        assert check_weight_values(inp.seq, inp.ranks, rel, twins) == check_weight_values(inp.seq, inp.ranks, rel)
+        assert decide_by_values(inp.seq, inp.ranks, rel, twins) == decide_by_values(inp.seq, inp.ranks, rel)
         # every rank graph stored like rank 0's one: as if they were one graph
         same = [0] * len(inp.ranks)
         if all(r.graph == inp.ranks[0].graph for r in inp.ranks):

@@ -5,7 +5,8 @@ Inferred from names and shapes (the same name on every rank; the same shape mean
 chunk r, as ``torch.distributed.tensor.distribute_tensor`` and Megatron-LM lay weights out;
 one axis divided by ``N / k`` means ``Shard(axis, replicas=k)``, rank r holding chunk
 ``r // k``, as vLLM and Megatron-LM place K < N kv heads),
-then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
+then overridden or completed by a YAML spec (``--relations SPEC.yaml``), and, where both sides
+store a weight's data, checked and completed by its values (:mod:`analyzer.inputs.values`)::
 
     world_size: 2                 # optional; checked against the number of rank files
     relations:
@@ -67,7 +68,6 @@ __all__ = [
     "InputRelation",
     "MisplacedChunk",
     "infer_input_relations",
-    "check_weight_values",
     "load_spec",
     "apply_spec",
     "Spec",
@@ -83,17 +83,21 @@ class InputRelation:
         layout: the relation form.
         rank_values: the value's name on rank 0, 1, ... (length = world size).
         source: ``"inferred"`` or ``"spec"``.
+        evidence: what the stored values showed (:mod:`analyzer.inputs.values`), e.g.
+            ``"values match chunk r of each of 3 blocks on axis 0"``; ``""`` when the relation
+            rests on names and shapes (or the spec) alone.
     """
 
     seq_value: str
     layout: Layout
     rank_values: tuple[str, ...]
     source: str = "inferred"
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
 class MisplacedChunk:
-    """A rank's weight that is not the chunk its inferred ``Shard`` gives it (by value).
+    """A rank's weight that is not the chunk its ``Shard`` gives it (by value, :mod:`analyzer.inputs.values`).
 
     Attributes:
         seq_value: the weight's name in the sequential graph.
@@ -192,8 +196,6 @@ def infer_input_relations(
     n = len(ranks)
     seq_shapes = _boundary_shapes(seq)
     rank_shapes = _per_model(_boundary_shapes, ranks, same)
-    seq_consts = _small_constants(seq)
-    rank_consts = _per_model(_small_constants, ranks, same)
     relations: list[InputRelation] = []
     notes: list[str] = []
     for name, shape in seq_shapes.items():
@@ -210,14 +212,8 @@ def infer_input_relations(
             got = ", ".join(str(list(s[name])) for s in rank_shapes)
             notes.append(f"{name}: shape {list(shape)} on seq and {got} on ranks fit no layout")
             continue
-        if layout == REPLICATE and name in seq_consts and any(c.get(name) != seq_consts[name] for c in rank_consts):
-            notes.append(f"{name}: a constant whose value differs between seq and ranks, so not Replicate")
-            continue
         relations.append(InputRelation(name, layout, (name,) * n))
     return relations, notes
-
-
-_SMALL_CONSTANT = 4096  # elements; larger initializers are weights, never compared by value
 
 
 def _micro_batch_constant(
@@ -251,19 +247,6 @@ def _micro_batch_constant(
         return []
     count = size // (local * n)
     return [Layout("Shard", axis=axis, micro=(count, k)) for k in range(count)]
-
-
-def _small_constants(model: onnx.ModelProto) -> dict[str, bytes]:
-    """Small initializers with their data inline: name -> serialized tensor (dtype, shape, bytes)."""
-    out = {}
-    for init in model.graph.initializer:
-        if init.data_location != onnx.TensorProto.EXTERNAL and math.prod(init.dims) <= _SMALL_CONSTANT:
-            copy = onnx.TensorProto()
-            copy.CopyFrom(init)
-            copy.ClearField("name")
-            copy.ClearField("doc_string")
-            out[init.name] = copy.SerializeToString()
-    return out
 
 
 def _parse_micro_batches(where: str, entry: Mapping) -> tuple[tuple[Layout, str], ...]:
@@ -628,75 +611,3 @@ def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
             except (ValueError, TypeError):  # no data (a shape-only export) or an odd dtype
                 continue
     return out
-
-
-def check_weight_values(
-    seq: onnx.ModelProto,
-    ranks: Sequence[onnx.ModelProto],
-    relations: Sequence[InputRelation],
-    same: Sequence[int] | None = None,
-) -> tuple[list[InputRelation], list[MisplacedChunk], list[str]]:
-    """Confirm inferred ``Shard`` relations of weights by their values, where both sides store them.
-
-    Shapes say how many chunks a weight is cut into, not which chunk a rank holds: a weight
-    loader that gives rank r another rank's chunk (e.g. kv head ``r % K`` instead of
-    ``r // (N / K)``) keeps every shape. For each inferred ``Shard`` (plain or with
-    ``replicas``) of an initializer whose data is inline in the sequential graph and in every
-    rank, rank r's array must equal its chunk (:func:`analyzer.witness.layouts.distribute`).
-
-    Args:
-        seq: the sequential model.
-        ranks: the rank models.
-        relations: inferred input relations.
-        same: as for :func:`infer_input_relations` (arrays of one graph are read once).
-
-    Returns:
-        (relations, misplaced, notes): the relations without the refuted ones; for each rank
-        whose array is not its chunk, which chunk it holds; one note per refuted relation.
-    """
-    import numpy as np
-
-    n = len(ranks)
-    candidates = {
-        rel.seq_value: rel
-        for rel in relations
-        if rel.source == "inferred" and rel.layout.kind == "Shard" and not rel.layout.sections
-    }
-    if not candidates:
-        return list(relations), [], []
-    seq_arrays = _inline_array(seq, set(candidates))
-    wanted = {d for rel in candidates.values() for d in rel.rank_values}
-    rank_arrays = _per_model(lambda m: _inline_array(m, wanted), ranks, same)
-    refuted: dict[str, list[MisplacedChunk]] = {}
-    for name, rel in candidates.items():
-        full = seq_arrays.get(name)
-        mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
-        if full is None or any(x is None for x in mine):
-            continue
-        from analyzer.witness.layouts import distribute  # here: graphs whose weights are inputs never need it
-
-        lay = rel.layout
-        try:
-            expected = distribute(lay, full, n)
-        except ValueError:
-            continue
-        groups = n // lay.replicas if lay.replicas else n
-        chunks = np.split(full, groups, axis=lay.axis)
-        for r, (got, want) in enumerate(zip(mine, expected)):
-            if got.shape == want.shape and np.array_equal(got, want):
-                continue
-            same = [c for c, chunk in enumerate(chunks) if chunk.shape == got.shape and np.array_equal(chunk, got)]
-            found = same[0] if same else -1
-            refuted.setdefault(name, []).append(MisplacedChunk(name, r, rel.rank_values[r], lay.axis, found, groups))
-    notes = []
-    for name, bad in refuted.items():
-        lay = candidates[name].layout
-        k = lay.replicas or 1
-        each = "; ".join(
-            f"rank {m.rank} holds {'chunk ' + str(m.chunk) if m.chunk >= 0 else 'no chunk'} of {m.chunks}, "
-            f"{lay} gives it chunk {m.rank // k}"
-            for m in bad
-        )
-        notes.append(f"{name}: its values refute {lay} ({each})")
-    kept = [rel for rel in relations if rel.seq_value not in refuted]
-    return kept, [m for bad in refuted.values() for m in bad], notes

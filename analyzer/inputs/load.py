@@ -15,7 +15,8 @@ from pathlib import Path
 from analyzer.errors import InputError
 from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, load_ranks, select_outputs
 from analyzer.importers.pipeline import PipelineInfo, chain_stages, split_stages
-from analyzer.inputs.infer import Spec, apply_spec, check_weight_values, infer_input_relations, load_spec
+from analyzer.inputs.infer import Spec, apply_spec, infer_input_relations, load_spec
+from analyzer.inputs.values import decide_by_values
 from analyzer.model import CheckInput
 from analyzer.speedups.proofs import WireProofs
 
@@ -123,21 +124,22 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
     check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks, same)
     rank_same = _rank_twins(same)
     relations, notes = infer_input_relations(seq, ranks, rank_same)
-    relations, misplaced, refuted = check_weight_values(seq, ranks, relations, rank_same)
-    notes += refuted
     if spec is not None:
         relations = apply_spec(relations, spec, seq, ranks)
-        misplaced = [m for m in misplaced if m.seq_value not in spec.relations]
+    values = decide_by_values(seq, ranks, relations, rank_same)
+    notes = [note for note in notes if note.split(": ", 1)[0] not in values.decided] + values.notes
     inp = CheckInput(
         seq_path=str(seq_path),
         rank_paths=[str(p) for p in rank_paths],
         seq=seq,
         ranks=ranks,
-        relations=relations,
+        relations=values.relations,
         notes=notes,
         pipeline=info,
         same_graph=same,
-        misplaced=misplaced,
+        misplaced=values.misplaced,
+        value_mismatches=values.mismatches,
+        transposed=values.transposed,
         rank_metadata=known.metadata[1:] if len(known.metadata) == 1 + len(ranks) else [],
     )
     inp.defer_canonical()

@@ -523,12 +523,13 @@ def render_html(result: CheckResult) -> str:
     if v.no_rule_ops:
         body.append(f"<p>ops with no transfer rule on the frontier: <code>{_e(', '.join(v.no_rule_ops))}</code></p>")
     rel_rows = "".join(
-        f"<tr><td><code>{_e(r.seq_value)}</code></td><td>{_e(r.layout)}</td><td>{_e(r.source)}</td></tr>"
+        f"<tr><td><code>{_e(r.seq_value)}</code></td><td>{_e(r.layout)}</td><td>{_e(r.source)}</td>"
+        f"<td>{_e(r.evidence)}</td></tr>"
         for r in inp.relations
     )
     body.append(
         f"<h2>Input relations</h2><details><summary>{len(inp.relations)} relations</summary>"
-        f"<table><tr><th>value</th><th>relation</th><th>source</th></tr>{rel_rows}</table></details>"
+        f"<table><tr><th>value</th><th>relation</th><th>source</th><th>values</th></tr>{rel_rows}</table></details>"
     )
     if inp.notes:
         notes = "".join(f"<li><code>{_e(x)}</code></li>" for x in inp.notes)

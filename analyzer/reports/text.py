@@ -18,7 +18,8 @@ JSON schema version 1 (``--json REPORT.json``)::
          "origin_node": str, "origin_scope": str, "origin_source": str,
          "rules_tried": [str], "stage": int | null}],  # where a pending
                                                       # Partial reaching the frontier was made
-      "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
+      "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec",
+                           "evidence": str}],  # what the stored values showed ("" if not compared)
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
       "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
@@ -62,7 +63,8 @@ def to_json(result: CheckResult) -> dict:
         "outputs": [{"name": o.name, "relation": o.relation, "rank_values": o.rank_values} for o in v.outputs],
         "discrepancies": discrepancies,
         "input_relations": [
-            {"name": r.seq_value, "relation": str(r.layout), "source": r.source} for r in result.inputs.relations
+            {"name": r.seq_value, "relation": str(r.layout), "source": r.source, "evidence": r.evidence}
+            for r in result.inputs.relations
         ],
         "notes": result.inputs.notes,
         "no_rule_ops": v.no_rule_ops,
@@ -122,7 +124,10 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
         for r in result.inputs.relations:
             on = _ranks_text(n, pp is not None)
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source})[/]")
+            why = f"{r.source}; {r.evidence}" if r.evidence else f"{r.source}, from names and shapes"
+            if r.source == "spec" and not r.evidence:
+                why = "spec"
+            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({escape(why)})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:

@@ -43,6 +43,22 @@ def input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTabl
             facts.add(
                 "MisplacedChunk", s=m.seq_value, r=m.rank, d=m.rank_value, axis=m.axis, chunk=m.chunk, chunks=m.chunks
             )
+    for w in inp.value_mismatches:
+        if seq_values is None or w.seq_value in seq_values:
+            lay = w.layout
+            facts.add(
+                "WeightValueMismatch", s=w.seq_value, r=w.rank, d=w.rank_value, kind=lay.kind,
+                axis=lay.axis if lay.axis is not None else -1, param=lay.param,
+            )
+            for other in w.matches:
+                facts.add("WeightValueMatch", s=w.seq_value, r=w.rank, d=w.rank_value, other=other)
+    for t in inp.transposed:
+        if seq_values is None or t.seq_value in seq_values:
+            lay = t.layout
+            facts.add(
+                "TransposedPiece", s=t.seq_value, r=t.rank, d=t.rank_value, kind=lay.kind,
+                axis=lay.axis if lay.axis is not None else -1, param=lay.param,
+            )
     return facts
 
 

@@ -116,6 +116,11 @@ def _hint_texts() -> dict[str, str]:
     return {str(k): str(v) for k, v in (data or {}).items()}
 
 
+def _with_details(text: str, details: list[str] | None) -> str:
+    """A hint's catalog text with its specifics (``HintDetail``) appended."""
+    return f"{text} ({'; '.join(sorted(set(details)))})" if details else text
+
+
 def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     """Turn derived relations into outputs and discrepancies (earliest frontier first)."""
     ix = _Index(deriv)
@@ -150,6 +155,10 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
         hint_ids[("seq", row["n"])].append(row["hint"])
     for row in ix.rows("RankHint"):
         hint_ids[(row["g"], row["m"])].append(row["hint"])
+    details: dict[tuple[str, str], list[str]] = defaultdict(list)  # (node, hint) -> HintDetail texts
+    if "HintDetail" in ix.decls:
+        for n_, h_, text in ix.columns("HintDetail", "n", "hint", "detail"):
+            details[(n_, h_)].append(text)
     hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
     tried: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RuleTried"):
@@ -196,7 +205,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             outs,
             ins,
             dict(paired),
-            [hints.get(h, h) for h in ids],
+            [_with_details(hints.get(h, h), details.get((node, h)) if g == "seq" else None) for h in ids],
             ids,
             node_index.get((g, node), -1),
             g,
