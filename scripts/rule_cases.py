@@ -10,7 +10,8 @@ A case folder holds:
   dumps with ``format: fx`` (a ``forward`` body each, ``params`` its signature, also per rank
   as ``rank_params``); ``spec``, a ``--relations`` spec (YAML mapping); for a two-axis mesh
   ``replica`` (the replica's sequential graph) and ``axis``, the mesh axis whose check's facts
-  are kept;
+  are kept; or ``example``, a bundled ``examples/`` folder whose graphs are taken whole (for a
+  rule file whose pattern needs a whole exported layer);
 * ``program.txt``: the whole rule library (every case runs every rule file, so a change to one
   file shows in the cases whose behaviour it moves);
 * ``facts/*.facts``: what a check of those graphs hands to the engine
@@ -103,8 +104,13 @@ def case_facts(case: Path) -> dict[str, list[tuple]]:
     cfg = yaml.safe_load((case / "case.yaml").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="rule-case-") as tmp:
         folder = Path(tmp)
-        seq, ranks = _write_graphs(cfg, folder)
         extra = {}
+        if "example" in cfg:
+            source = ROOT / cfg["example"]
+            files = yaml.safe_load((source / "case.yaml").read_text(encoding="utf-8"))["files"]
+            seq, ranks = source / files["seq"], [source / f for f in files["ranks"]]
+        else:
+            seq, ranks = _write_graphs(cfg, folder)
         if "spec" in cfg:
             spec = dict(cfg["spec"])
             if "replica" in cfg:
