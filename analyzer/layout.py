@@ -30,14 +30,26 @@ In the relation tables a layout is three columns ``(kind, axis, param)``: ``para
 (plain), the section sizes ("64,16,16"; a replicated section as "16:rep2"), ``"rep{k}"`` /
 ``"rep{k}/{b}"`` (replicas, inner axis), ``"mb{M}:{k}"`` (micro-batch k of M, for ``Shard`` and
 ``Partial(sum)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
-:meth:`Layout.from_row`).
+:meth:`Layout.from_row`; schemas/layouts.dl). The rules read a param's fields from the typed
+``Param_*`` relations, whose rows this module writes (:func:`param_facts`), not from the text;
+this module is the one place that writes and reads the text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Layout", "REPLICATE", "PARTIAL_SUM"]
+__all__ = [
+    "Layout",
+    "REPLICATE",
+    "PARTIAL_SUM",
+    "micro_family",
+    "micro_param",
+    "param_facts",
+    "replicas_param",
+    "sections_param",
+]
 
 _KINDS = ("Replicate", "Shard", "Partial")
 
@@ -96,15 +108,25 @@ class Layout:
     def param(self) -> str:
         """The ``param`` column of this layout in the relation tables (module docstring)."""
         if self.micro is not None:
-            return f"mb{self.micro[0]}:{self.micro[1]}"
+            return micro_param(*self.micro)
         if self.kind == "Partial":
             return self.reduce or "sum"
         if self.sections:
-            reps = self.section_replicas
-            return ",".join(f"{size}:rep{k}" if k > 1 else str(size) for size, k in zip(self.sections, reps))
+            return sections_param(self.sections, self.section_replicas)
         if self.replicas:
-            return f"rep{self.replicas}" + (f"/{self.inner}" if self.inner is not None else "")
+            return replicas_param(self.replicas, self.inner)
         return ""
+
+    def param_facts(self) -> list[tuple[str, dict[str, object]]]:
+        """The rows of the ``Param_*`` relations of this layout's param (:func:`param_facts`)."""
+        return param_facts(
+            self.param,
+            sections=self.sections or (),
+            section_replicas=self.section_replicas,
+            replicas=self.replicas if isinstance(self.replicas, int) else None,
+            inner=self.inner,
+            micro=self.micro,
+        )
 
     @property
     def section_replicas(self) -> tuple[int, ...]:
@@ -157,3 +179,60 @@ class Layout:
 
 REPLICATE = Layout("Replicate")
 PARTIAL_SUM = Layout("Partial", reduce="sum")
+
+
+def replicas_param(k: int, inner: int | None = None) -> str:
+    """The param of ``Shard(axis, replicas=k)`` ("rep{k}"), with ``inner=b`` "rep{k}/{b}"."""
+    return f"rep{k}" + (f"/{inner}" if inner is not None else "")
+
+
+def micro_param(count: int, index: int) -> str:
+    """The param of micro-batch ``index`` of ``count`` ("mb{M}:{k}")."""
+    return f"mb{count}:{index}"
+
+
+def micro_family(count: int) -> str:
+    """The key of the rows that hold for every micro-batch of ``count`` ("mb{M}")."""
+    return f"mb{count}"
+
+
+def sections_param(sizes: Sequence[int], replicas: Sequence[int] = ()) -> str:
+    """The param of fused sections of ``sizes`` ("64,16,16"); a section with replicas k > 1
+    is written "size:rep{k}" ("1536,256:rep2,256:rep2")."""
+    reps = tuple(replicas) or (1,) * len(sizes)
+    return ",".join(f"{size}:rep{k}" if k > 1 else str(size) for size, k in zip(sizes, reps))
+
+
+def param_facts(
+    param: str,
+    *,
+    sections: Sequence[int] = (),
+    section_replicas: Sequence[int] = (),
+    replicas: int | None = None,
+    inner: int | None = None,
+    micro: tuple[int, int] | None = None,
+) -> list[tuple[str, dict[str, object]]]:
+    """The rows of the typed fields of a layout param (schemas/layouts.dl): ``Param_Section``
+    for each of ``sections`` (with ``section_replicas``, 1 each when empty), ``Param_Replicas``
+    for ``replicas`` (and ``inner``, -1 when None), ``Param_Micro`` for ``micro`` = (M, k).
+    ``Param_Reduce`` is derived by the rules (rules/core/params.dl).
+
+    Args:
+        param: the param's text, as the constructors above write it.
+
+    Returns:
+        ``(relation, row)`` pairs, the row a mapping column name -> value.
+    """
+    rows: list[tuple[str, dict[str, object]]] = []
+    if micro is not None:
+        count, index = micro
+        row = {"p": param, "batches": count, "index": index, "family": micro_family(count)}
+        rows.append(("Param_Micro", row))
+    if replicas is not None:
+        rows.append(("Param_Replicas", {"p": param, "replicas": replicas, "inner": -1 if inner is None else inner}))
+    start = 0
+    reps = tuple(section_replicas) or (1,) * len(sections)
+    for i, (size, k) in enumerate(zip(sections, reps)):
+        rows.append(("Param_Section", {"p": param, "index": i, "start": start, "size": size, "replicas": k}))
+        start += size
+    return rows

@@ -1,5 +1,6 @@
 """docs/rules.md is a walkthrough a new user follows: run every step of it and check that a
-flagged graph becomes verified with the rule file it shows."""
+flagged graph becomes verified with the rule file it shows (an elementwise op, then a linear
+one), and that a partial sum reaching the elementwise op gets the missing-all-reduce hint."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shlex
 from click.testing import CliRunner
 from conftest import ROOT
 
+from analyzer import check
 from analyzer.cli import main
 
 DOC = ROOT / "docs" / "rules.md"
@@ -23,8 +25,9 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_walkthrough(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def _write_files(tmp_path) -> list[str]:
+    """Write the page's named files and run its Python blocks in ``tmp_path`` (the cwd);
+    returns the console blocks in order."""
     consoles = []
     for lang, name, body in _blocks():
         if name:
@@ -35,7 +38,13 @@ def test_walkthrough(tmp_path, monkeypatch):
             exec(compile(body, str(DOC), "exec"), {})
         elif lang == "console":
             consoles.append(body)
-    assert len(consoles) == 2
+    return consoles
+
+
+def test_walkthrough(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    consoles = _write_files(tmp_path)
+    assert len(consoles) == 5
     outcomes = []
     for body in consoles:
         command, *expected = body.splitlines()
@@ -48,4 +57,21 @@ def test_walkthrough(tmp_path, monkeypatch):
             line = line.strip()
             if line and "..." not in line:
                 assert _norm(line) in out, f"{line!r} not in output of {command!r}:\n{result.output}"
-    assert outcomes == [1, 0]
+    # FastGelu: flagged, verified with the rule, the buggy ranks flagged; Scale: flagged, verified
+    assert outcomes == [1, 0, 1, 1, 0]
+
+
+def test_a_partial_sum_reaching_the_users_custom_domain_op_gets_the_missing_allreduce_hint(tmp_path, monkeypatch):
+    """The op has the user's rule (KnownOp with its domain): not 'no transfer rule', but the
+    hint for a partial sum reaching an op that is not linear in it."""
+    monkeypatch.chdir(tmp_path)
+    _write_files(tmp_path)
+    result = check("seq.onnx", ["bug0.onnx", "bug1.onnx"], rules=["my_rules"])
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "com.example::FastGelu"
+    assert "missing-allreduce" in first.hint_ids and "no-rule" not in first.hint_ids
+    assert result.verdict_.no_rule_ops == []
+    # without the user's rule the op has none
+    bare = check("seq.onnx", ["bug0.onnx", "bug1.onnx"]).verdict_
+    assert "no-rule" in bare.discrepancies[0].hint_ids

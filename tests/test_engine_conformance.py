@@ -55,8 +55,9 @@ def test_golden_helper_reports_mismatches_and_regenerates(tmp_path):
     (case / "facts").mkdir(parents=True)
     (case / "program.dl").write_text(
         ".decl E(a: symbol, n: number)\n.decl Big(a: symbol)\n.decl Small(a: symbol)\n.decl Hidden(a: symbol)\n"
-        ".input E\n.output Big, Small\n"
+        ".decl Huge(a: symbol)\n.input E\n.output Big, Small, Huge\n"
         "Big(a) :- E(a, n), n > 10.\nSmall(a) :- E(a, n), n <= 10.\nHidden(a) :- E(a, _).\n"
+        "Huge(a) :- E(a, n), n > 100.\n"
     )
     (case / "facts" / "E.facts").write_text("x\t1\ny\t20\nz\t30\n")
     (case / "expected").mkdir()
@@ -69,6 +70,7 @@ def test_golden_helper_reports_mismatches_and_regenerates(tmp_path):
         "Small: 1 row(s) derived but there is no expected/Small.csv: ('x')",
     ]
     assert run_golden_case(case, "clingo", regen=True) == []
+    # one file per non-empty output relation (Huge has no rows, so no file)
     assert sorted(p.name for p in (case / "expected").iterdir()) == ["Big.csv", "Small.csv"]
     assert (case / "expected" / "Big.csv").read_text() == "y\nz\n"
     assert run_golden_case(case, "pydatalog") == []

@@ -85,9 +85,17 @@ def test_spec_takes_replicas_and_refuses_what_does_not_fit(tmp_path):
             load_spec(spec)
 
 
+def _input_relation(facts: FactTables, layout: Layout) -> None:
+    """Rank 0's input piece of seq weight w under ``layout``, with the typed fields of its param
+    (as analyzer/solve/check_facts.py writes them)."""
+    facts.add("InputPiece", s="w", r=0, d="w", kind=layout.kind, axis=layout.axis, param=layout.param)
+    for name, row in layout.param_facts():
+        facts.add(name, **row)
+
+
 def test_reshape_oracles_map_replicated_groups_and_merge_the_inner_split():
     facts = FactTables()
-    facts.add("InputPiece", s="w", r=0, d="w", kind="Shard", axis=0, param="rep2")
+    _input_relation(facts, Layout("Shard", axis=0, replicas=2))
     for value, shape in {"k": "1,6,8", "k4": "1,6,2,4", "ke": "1,2,4,6,4", "kr": "1,8,6,4"}.items():
         facts.add("Value_Shape", g="seq", value=value, shape=shape)
     for node, src, dst in (("view", "k", "k4"), ("merge", "ke", "kr")):
@@ -257,7 +265,8 @@ def test_section_oracles_place_replicated_sections_in_the_rank_piece():
     from analyzer.solve.oracles import section_spans
 
     facts = FactTables()
-    facts.add("InputPiece", s="w", r=0, d="w", kind="Shard", axis=0, param="8,4:rep2,4:rep2")
+    _input_relation(facts, Layout("Shard", axis=0, sections=(8, 4, 4), replicas=(1, 2, 2)))
+    assert facts.rows("InputPiece")[0]["param"] == "8,4:rep2,4:rep2"
     facts.add("Value_Shape", g="seq", value="y", shape="6,16")
     facts.add("Value_Shape", g="seq", value="tail", shape="6,8")
     spans = section_spans(facts, 4)

@@ -26,21 +26,24 @@ from analyzer.speedups.symmetry import (
 
 DECLS = """
 .type Graph <: symbol
-.decl RankGraph(g: Graph, r: number)
-.decl GraphRank(g: Graph, rank: number)
-.decl NextRank(r: number, next: number)
-.decl LastRank(r: number)
+.type Rank <: number
+.decl RankGraph(g: Graph, r: Rank)
+.decl GraphRank(g: Graph, rank: Rank)
+.decl NextRank(r: Rank, next: Rank)
+.decl LastRank(r: Rank)
 .decl WorldSize(n: number)
-.decl Piece(s: symbol, r: number, d: symbol)
+.decl Piece(s: symbol, r: Rank, d: symbol)
 .decl Node(g: Graph, n: symbol, op: symbol)
 .decl Chunk(s: symbol, c: number)
-.decl Out(s: symbol, r: number)
+.decl Out(s: symbol, r: Rank)
 .decl Any(s: symbol)
 .decl Count(s: symbol, c: number)
-.decl UpTo(s: symbol, r: number)
+.decl UpTo(s: symbol, r: Rank)
 .decl All(s: symbol)
-.decl Two(s: symbol, r: number, q: number)
-.decl Held(r: number, rank: number)
+.decl Two(s: symbol, r: Rank, q: Rank)
+.decl Held(r: Rank, rank: Rank)
+.decl Owner(s: symbol, holder: Rank)
+.decl Index(s: symbol, r: number)
 """
 
 
@@ -61,6 +64,7 @@ def _reason(rule_text: str) -> str | None:
         "Out(s, r) :- Piece(s, r, _), RankGraph(g, r), r >= 0.",  # true of every rank
         "Count(s, c) :- Piece(s, r, _), c = count : { Piece(s, r, _) }.",  # a count within one rank
         "Out(s, r) :- Piece(s, r, d), RankGraph(g, 0), Node(g, d, _).",  # rank 0's graph: one's own, renamed
+        "Owner(s, h) :- Piece(s, h, d), RankGraph(g, h), Node(g, d, _).",  # a rank column named otherwise
     ],
 )
 def test_rules_that_cannot_tell_ranks_apart(rule):
@@ -79,6 +83,9 @@ def test_rules_that_cannot_tell_ranks_apart(rule):
         ("Two(s, r, q) :- Piece(s, r, _), Piece(s, q, _).", "ranks"),
         ("Out(s, r) :- Piece(s, r, _), NextRank(r, _).", "NextRank outside an all-ranks walk"),
         ("Out(s, r) :- Piece(s, r, _), Held(r, 0).", "Held names two ranks"),
+        # a rank column is one of type Rank, whatever its name; a number column named r is a value
+        ("Owner(s, h) :- Piece(s, h, _), Piece(s, 0, _), Owner(s, 1).", "rank constant 1 in Owner"),
+        ("Index(s, r) :- Piece(s, r, _).", "rank r used as a value of Index"),
     ],
 )
 def test_rules_that_may_tell_ranks_apart(rule, why):
@@ -241,6 +248,28 @@ def test_a_rule_that_tells_ranks_apart_sends_the_check_to_the_full_world(write_m
     pieces = {(row[0], row[1], row[2]) for row in result.derivation.derived["Piece"]}
     assert ("x", 0, "s0") in pieces and ("x", 1, "s0") not in pieces  # what the full world derives
     fast, full = _both(seq, ranks)
+    assert fast.derivation.derived == full.derivation.derived
+    assert _report(fast) == _report(full)
+
+
+# A user's rule file: the rank that holds each piece of a sharded value, in a Rank column that
+# is not called r. Rank 1's rows are rank 0's renamed, so the one-rank world stands in for all
+# ranks, and its rows are copied to rank 1 because the column's type says it names a rank.
+USER_RANK_RULE = """
+.decl HeldBy(s: ValueId, holder: Rank, d: ValueId)
+.output HeldBy
+HeldBy(s, holder, d) :- Piece(s, holder, d, "Shard", _, _), Holds(s, "Shard", _, _).
+"""
+
+
+def test_a_user_rule_with_a_rank_column_of_any_name_keeps_the_one_rank_result_exact(write_models, tmp_path):
+    _, _, seq, ranks = check_text_graphs(write_models, HEADER + SEQ_MLP, [HEADER + RANK_MLP] * 2)
+    rules = tmp_path / "user_rules"
+    rules.mkdir()
+    (rules / "held_by.dl").write_text(USER_RANK_RULE)
+    fast, full = _both(seq, ranks, rules=[rules])
+    assert fast.derivation.one_rank and not full.derivation.one_rank
+    assert {row[1] for row in fast.derivation.derived["HeldBy"]} == {0, 1}
     assert fast.derivation.derived == full.derivation.derived
     assert _report(fast) == _report(full)
 

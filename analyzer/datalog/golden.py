@@ -11,7 +11,10 @@ A case is a directory::
 Every ``.output`` relation is compared after sorting (as sets of rows). A non-empty output
 relation without an expected file is a mismatch; an expected file for a relation that is
 not an output is a mismatch. ``regen=True`` rewrites ``expected/`` from the engine's result
-instead of comparing (the test suite does this when ``SHARDLOG_REGEN_GOLDEN=1``).
+instead of comparing (the test suite does this when ``SHARDLOG_REGEN_GOLDEN=1``): one sorted
+file per non-empty output relation (an empty one needs none).
+
+Cases that list the same rule files share one parsed program within a process.
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ def find_cases(path: Path | str) -> list[Path]:
 
 
 def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> Program:
-    """Load a case's program from ``program.txt`` and/or ``program.dl``.
+    """Load a case's program from ``program.txt`` and/or ``program.dl`` (the same files, with the
+    same contents, give the same program object within a process).
 
     Args:
         case_dir: The case directory.
@@ -114,7 +118,13 @@ def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> P
         files.append(case / "program.dl")
     if not files:
         raise DatalogError(f"{case}: no program.dl or program.txt")
-    return load_program(files)
+    key = tuple((str(f.resolve()), f.read_bytes()) for f in files)
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = load_program(files)
+    return _PROGRAMS[key]
+
+
+_PROGRAMS: dict[tuple, Program] = {}  # programs loaded in this process, by their files and contents
 
 
 def _show(rows: Iterable[tuple]) -> str:
@@ -158,10 +168,11 @@ def run_golden_case(
     if regen:
         expected_dir.mkdir(exist_ok=True)
         for stale in expected_dir.glob(f"*{OUTPUT_SUFFIX}"):
-            if stale.stem not in result:
+            if not result.get(stale.stem):
                 stale.unlink()
         for name, rows in result.items():
-            write_relation_file(expected_dir / f"{name}{OUTPUT_SUFFIX}", program.decls[name], rows)
+            if rows:
+                write_relation_file(expected_dir / f"{name}{OUTPUT_SUFFIX}", program.decls[name], sorted(set(rows)))
         return []
     mismatches: list[str] = []
     expected_files = (

@@ -1,5 +1,6 @@
 """The facts of a check: every graph's fact tables (seq first), the world, and the input
-relations, as the rules read them (``schemas/facts.dl``, ``schemas/inputs.dl``)."""
+relations with the typed fields of their params, as the rules read them
+(``schemas/facts.dl``, ``schemas/inputs.dl``, ``schemas/layouts.dl``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ __all__ = ["CopiedGraphs", "graph_facts", "input_facts"]
 
 def input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTables:
     """World size, graph ranks and the input relations of the seq values in ``seq_values``
-    (all when None: a collapsed graph no longer reads the weights of removed layers)."""
+    (all when None: a collapsed graph no longer reads the weights of removed layers), with the
+    ``Param_*`` rows of their params."""
     facts = FactTables()
     n = inp.world_size
     facts.add("WorldSize", n=n)
@@ -30,6 +32,7 @@ def input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTabl
         facts.add("RankNumber", n=r)
         if r + 1 < n:
             facts.add("NextRank", r=r, next=r + 1)
+    params: set[str] = set()
     for rel in inp.relations:
         if seq_values is not None and rel.seq_value not in seq_values:
             continue
@@ -38,6 +41,10 @@ def input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTabl
         param = lay.param
         for r, d in enumerate(rel.rank_values):
             facts.add("InputPiece", s=rel.seq_value, r=r, d=d, kind=lay.kind, axis=axis, param=param)
+        if param not in params:
+            params.add(param)
+            for name, row in lay.param_facts():
+                facts.add(name, **row)
     for m in inp.misplaced:
         if seq_values is None or m.seq_value in seq_values:
             facts.add(

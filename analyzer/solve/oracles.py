@@ -1,8 +1,10 @@
 """Python oracles: shape algebra that Datalog does badly, written as facts for the rules.
 
 Each oracle reads fact tables (and, in the driver loop, derived relations) and returns new
-rows for relations declared in ``schemas/inputs.dl``. No op semantics live here: which ops
-use a reshape axis map is said by ``rules/ops/Reshape.dl``.
+rows for relations declared in ``schemas/inputs.dl``, with the ``Param_*`` rows of every
+layout param it writes (``schemas/layouts.dl``); the params of the input relations are read
+from their ``Param_*`` rows, never from their text. No op semantics live here: which ops use a
+reshape axis map is said by ``rules/ops/Reshape.dl``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from analyzer.facts import FactTables
+from analyzer.layout import micro_family, micro_param, param_facts, replicas_param, sections_param
 
 __all__ = [
     "shard_shapes",
@@ -35,7 +38,15 @@ def strided_param(size: int, split_factor: int) -> str:
     axis of ``size``: the axis is ``split_factor`` equal sections, each split into N chunks,
     which is the fused-sections form of ``Shard`` ("12,12,...", see analyzer/layout.py);
     "" for a plain shard (split factor 1)."""
-    return "" if split_factor == 1 else ",".join([str(size // split_factor)] * split_factor)
+    return "" if split_factor == 1 else sections_param([size // split_factor] * split_factor)
+
+
+def _add_param(out: FactTables, seen: set[str], param: str, **fields) -> None:
+    """Add the ``Param_*`` rows of ``param`` (:func:`analyzer.layout.param_facts`) once."""
+    if param and param not in seen:
+        seen.add(param)
+        for name, row in param_facts(param, **fields):
+            out.add(name, **row)
 
 
 def _seq_shapes(facts: FactTables) -> dict[str, list[int]]:
@@ -178,6 +189,7 @@ def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
     static shapes of equal size that differ (every reshape-like node, whatever its op)."""
     shapes = _seq_shapes(facts)
     out = FactTables()
+    seen: set[str] = set()
     symbolic = _symbolic_seq_shapes(facts)
     for node, src, dst in _seq_first_io(facts):
         if src in symbolic and dst in symbolic and symbolic[src] != symbolic[dst]:
@@ -189,14 +201,10 @@ def reshape_axis_maps(facts: FactTables, world_size: int) -> FactTables:
         for a, b in reshape_axis_map(shapes[src], shapes[dst], world_size).items():
             out.add("ReshapeAxisMap", n=node, in_axis=a, out_axis=b)
         for a, p_in, b, p_out in reshape_strided_map(shapes[src], shapes[dst], world_size):
-            out.add(
-                "ReshapeStridedMap",
-                n=node,
-                in_axis=a,
-                in_param=strided_param(shapes[src][a], p_in),
-                out_axis=b,
-                out_param=strided_param(shapes[dst][b], p_out),
-            )
+            in_param, out_param = strided_param(shapes[src][a], p_in), strided_param(shapes[dst][b], p_out)
+            out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=in_param, out_axis=b, out_param=out_param)
+            for param, size, factor in ((in_param, shapes[src][a], p_in), (out_param, shapes[dst][b], p_out)):
+                _add_param(out, seen, param, sections=[size // factor] * factor)
     return out
 
 
@@ -211,13 +219,20 @@ def const_ints_text(facts: FactTables) -> FactTables:
     return out
 
 
-def _section_entries(param: str) -> list[tuple[str, int, int]]:
-    """(entry text, size, replicas) of each section of a fused-sections param ("64,16:rep2")."""
-    out = []
-    for entry in param.split(","):
-        size, _, k = entry.partition(":rep")
-        out.append((entry, int(size), int(k) if k else 1))
-    return out
+def _input_params(facts: FactTables) -> set[str]:
+    """The params of the ``Shard`` input relations."""
+    return {row["param"] for row in facts.rows("InputPiece") if row["kind"] == "Shard"}
+
+
+def _input_sections(facts: FactTables) -> dict[str, list[tuple[int, int]]]:
+    """(size, replicas) of each section of every fused-sections param of a ``Shard`` input
+    relation, in order (its ``Param_Section`` rows)."""
+    params = _input_params(facts)
+    found: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
+    for row in facts.rows("Param_Section"):
+        if row["p"] in params:
+            found[row["p"]][row["index"]] = (row["size"], row["replicas"])
+    return {p: [sections[i] for i in sorted(sections)] for p, sections in found.items()}
 
 
 def section_spans(facts: FactTables, world_size: int | None = None) -> FactTables:
@@ -231,26 +246,26 @@ def section_spans(facts: FactTables, world_size: int | None = None) -> FactTable
     also ``SectionLocalSpan(param, start, end, local_start, local_end)``: where that run lies in
     a rank's piece, and ``SectionOf(param, index, sizes, span)``: section ``index``'s own param
     when the sections are cut by sizes ``sizes`` ("1536,256,256")."""
-    params = {
-        row["param"]
-        for row in facts.rows("InputPiece")
-        if row["kind"] == "Shard" and row["param"] and not row["param"].startswith(("rep", "mb"))
-    }
     out = FactTables()
-    for param in sorted(params):
-        entries = _section_entries(param)
-        sizes = [size for _, size, _ in entries]
+    seen: set[str] = set()
+    for param, entries in sorted(_input_sections(facts).items()):
+        sizes = [size for size, _ in entries]
+        reps = [k for _, k in entries]
         bounds = [0, *itertools.accumulate(sizes)]
-        mixed = world_size is not None and any(k > 1 for _, _, k in entries)
+        mixed = world_size is not None and any(k > 1 for k in reps)
         if mixed:
-            local = [0, *itertools.accumulate(size * k // world_size for _, size, k in entries)]
-            plain = ",".join(map(str, sizes))
+            local = [0, *itertools.accumulate(size * k // world_size for size, k in entries)]
+            plain = sections_param(sizes)
         for i in range(len(sizes)):
             for j in range(i + 1, len(sizes) + 1):
                 if j - i > 1:
-                    span = ",".join(text for text, _, _ in entries[i:j])
+                    span = sections_param(sizes[i:j], reps[i:j])
+                    _add_param(out, seen, span, sections=sizes[i:j], section_replicas=reps[i:j])
+                elif reps[i] > 1:
+                    span = replicas_param(reps[i])
+                    _add_param(out, seen, span, replicas=reps[i])
                 else:
-                    span = f"rep{entries[i][2]}" if entries[i][2] > 1 else ""
+                    span = ""
                 out.add("SectionSpan", param=param, start=bounds[i], end=bounds[j], span=span)
                 if mixed:
                     out.add(
@@ -264,32 +279,23 @@ def section_spans(facts: FactTables, world_size: int | None = None) -> FactTable
 
 def replica_factors(facts: FactTables, world_size: int) -> list[int]:
     """The group sizes k of the ``Shard(axis, replicas=k)`` input relations (param "rep{k}")."""
-    ks = set()
-    for row in facts.rows("InputPiece"):
-        param = row["param"]
-        if row["kind"] != "Shard" or "rep" not in param:
-            continue
-        if param.startswith("rep"):
-            found = [int(param[3:].partition("/")[0])]
-        else:  # fused sections, some replicated ("1536,256:rep2,256:rep2")
-            found = [k for _, _, k in _section_entries(param)]
-        ks.update(k for k in found if 1 < k < world_size and world_size % k == 0)
-    return sorted(ks)
+    params = _input_params(facts)
+    found = {row["replicas"] for row in facts.rows("Param_Replicas") if row["p"] in params}
+    found.update(k for entries in _input_sections(facts).values() for _, k in entries)
+    return sorted(k for k in found if 1 < k < world_size and world_size % k == 0)
 
 
-def _mixed_section_params(facts: FactTables) -> set[str]:
+def _mixed_section_params(facts: FactTables) -> dict[str, list[tuple[int, int]]]:
     """Fused-sections params with replicated sections, and every run of two or more of their
-    consecutive sections that has one (what slices and concats of the fused tensor carry)."""
-    out = set()
-    for row in facts.rows("InputPiece"):
-        param = row["param"]
-        if row["kind"] == "Shard" and ":rep" in param:
-            entries = [text for text, _, _ in _section_entries(param)]
-            for i in range(len(entries)):
-                for j in range(i + 2, len(entries) + 1):
-                    run = ",".join(entries[i:j])
-                    if ":rep" in run:
-                        out.add(run)
+    consecutive sections that has one (what slices and concats of the fused tensor carry):
+    param -> (size, replicas) of each section."""
+    out = {}
+    for entries in _input_sections(facts).values():
+        for i in range(len(entries)):
+            for j in range(i + 2, len(entries) + 1):
+                run = entries[i:j]
+                if any(k > 1 for _, k in run):
+                    out[sections_param([size for size, _ in run], [k for _, k in run])] = run
     return out
 
 
@@ -300,20 +306,28 @@ def replica_shard_shapes(facts: FactTables, world_size: int) -> FactTables:
     also for fused-sections params with replicated sections (section i divided by
     ``N / replicas[i]``) on the axes of their total size."""
     out = FactTables()
-    mixed = sorted(_mixed_section_params(facts))
+    seen: set[str] = set()
+    mixed = _mixed_section_params(facts)
     if mixed:
         for value, dims in _seq_shapes(facts).items():
-            for param in mixed:
-                entries = _section_entries(param)
-                total = sum(size for _, size, _ in entries)
-                if any(world_size % k or size % (world_size // k) for _, size, k in entries):
+            for param, entries in sorted(mixed.items()):
+                total = sum(size for size, _ in entries)
+                if any(world_size % k or size % (world_size // k) for size, k in entries):
                     continue
                 for axis, size in enumerate(dims):
                     if size == total:
                         local = dims.copy()
-                        local[axis] = sum(size * k // world_size for _, size, k in entries)
+                        local[axis] = sum(size * k // world_size for size, k in entries)
                         out.add("ParamShardShape", s=value, axis=axis, param=param, shape=",".join(map(str, local)))
+                        _add_param(
+                            out, seen, param, sections=[s for s, _ in entries], section_replicas=[k for _, k in entries]
+                        )
+    # every "rep{k}/{b}" a rule may name (parallel/gqa.dl: an Expand's broadcast axis b)
+    axes = max((row["ndim"] for row in facts.rows("Value_NDim") if row["g"] == "seq"), default=0)
     for k in replica_factors(facts, world_size):
+        _add_param(out, seen, replicas_param(k), replicas=k)
+        for b in range(axes):
+            _add_param(out, seen, replicas_param(k, b), replicas=k, inner=b)
         groups = world_size // k
         for value, dims in _seq_shapes(facts).items():
             for axis, size in enumerate(dims):
@@ -321,14 +335,13 @@ def replica_shard_shapes(facts: FactTables, world_size: int) -> FactTables:
                     continue
                 local = dims.copy()
                 local[axis] = size // groups
-                out.add("ParamShardShape", s=value, axis=axis, param=f"rep{k}", shape=",".join(map(str, local)))
+                out.add("ParamShardShape", s=value, axis=axis, param=replicas_param(k), shape=",".join(map(str, local)))
                 for b, inner in enumerate(dims):
                     if b != axis and inner > 0 and inner % k == 0:
                         both = local.copy()
                         both[b] = inner // k
-                        out.add(
-                            "ParamShardShape", s=value, axis=axis, param=f"rep{k}/{b}", shape=",".join(map(str, both))
-                        )
+                        shape = ",".join(map(str, both))
+                        out.add("ParamShardShape", s=value, axis=axis, param=replicas_param(k, b), shape=shape)
     return out
 
 
@@ -369,16 +382,16 @@ def replica_reshape_maps(facts: FactTables, world_size: int) -> FactTables:
             groups = world_size // k
             if groups >= 2:
                 for a, b in reshape_axis_map(a_shape, b_shape, groups).items():
-                    out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}", out_axis=b, out_param=f"rep{k}")
+                    rep = replicas_param(k)
+                    out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=rep, out_axis=b, out_param=rep)
             for a in range(len(a_shape) - 1):
                 if a_shape[a] != groups or a_shape[a + 1] % k:
                     continue
                 lead = math.prod(a_shape[:a])
                 for b, size in enumerate(b_shape):
                     if math.prod(b_shape[:b]) == lead and size == a_shape[a] * a_shape[a + 1]:
-                        out.add(
-                            "ReshapeStridedMap", n=node, in_axis=a, in_param=f"rep{k}/{a + 1}", out_axis=b, out_param=""
-                        )
+                        inner = replicas_param(k, a + 1)
+                        out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=inner, out_axis=b, out_param="")
     return out
 
 
@@ -388,9 +401,10 @@ def microbatch_counts(facts: FactTables) -> set[int]:
     input's size D there, at a multiple of L, gives M = D / L (gradient accumulation slices the
     rank's batch inputs this way; slices of caches and intermediates are not looked at, so
     other graphs get no micro-batch facts); and the M of every input relation with a
-    micro-batch layout (``InputPiece`` param ``"mb{M}:{k}"``)."""
+    micro-batch layout (an ``InputPiece`` param with a ``Param_Micro`` row)."""
     # micro-batches given as separate inputs (a spec's micro_batches: analyzer/inputs/infer.py)
-    out = {int(x["param"][2:].partition(":")[0]) for x in facts.rows("InputPiece") if x["param"].startswith("mb")}
+    params = {x["param"] for x in facts.rows("InputPiece")}
+    out = {x["batches"] for x in facts.rows("Param_Micro") if x["p"] in params}
     nodes = {(x["g"], x["node"]) for x in facts.rows("Node") if x["g"] != "seq" and x["op"] == "Slice"}
     if not nodes:
         return out
@@ -422,26 +436,30 @@ def microbatch_counts(facts: FactTables) -> set[int]:
 
 def microbatch_facts(facts: FactTables, world_size: int) -> FactTables:
     """Facts of the micro-batch layouts (analyzer/layout.py, ``micro``) for the counts M of
-    :func:`microbatch_counts`: ``MicroBatchCount(M)``; ``ParamShardShape(s, axis, "mb{M}",
-    shape)``, the seq shape with the axis divided by N*M; and ``ReshapeStridedMap(n, a,
-    "mb{M}", b, "mb{M}")`` where N*M contiguous chunks of input axis a are N*M contiguous
-    chunks of output axis b (:func:`reshape_axis_map` over N*M)."""
+    :func:`microbatch_counts`: ``Param_Micro`` of every micro-batch param "mb{M}:{k}";
+    ``ParamShardShape(s, axis, "mb{M}", shape)``, the seq shape with the axis divided by N*M;
+    and ``ReshapeStridedMap(n, a, "mb{M}", b, "mb{M}")`` where N*M contiguous chunks of input
+    axis a are N*M contiguous chunks of output axis b (:func:`reshape_axis_map` over N*M)."""
     out = FactTables()
     counts = sorted(microbatch_counts(facts))
     if not counts:
         return out
     shapes = _seq_shapes(facts)
+    given = {x["p"] for x in facts.rows("Param_Micro")}
     for m in counts:
-        out.add("MicroBatchCount", m=m)
+        for k in range(m):
+            _add_param(out, given, micro_param(m, k), micro=(m, k))
         chunks = world_size * m
         for value, dims in shapes.items():
             for axis, size in enumerate(dims):
                 if size > 0 and size % chunks == 0:
                     local = dims.copy()
                     local[axis] = size // chunks
-                    out.add("ParamShardShape", s=value, axis=axis, param=f"mb{m}", shape=",".join(map(str, local)))
+                    shape = ",".join(map(str, local))
+                    out.add("ParamShardShape", s=value, axis=axis, param=micro_family(m), shape=shape)
     for node, src_shape, dst_shape in _seq_reshapes(facts, shapes):
         for m in counts:
             for a, b in reshape_axis_map(src_shape, dst_shape, world_size * m).items():
-                out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=f"mb{m}", out_axis=b, out_param=f"mb{m}")
+                family = micro_family(m)
+                out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=family, out_axis=b, out_param=family)
     return out

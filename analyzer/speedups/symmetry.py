@@ -7,9 +7,10 @@ r is what they derive for rank 0 with 0 renamed to r, so the engine can solve a 
 rank 0 alone (keeping the world size N for shape arithmetic) and copy rank 0's rows to the
 other ranks (:func:`expand_rows`). On the 405B TP-8 check clingo grounds a quarter of the atoms.
 
-**Names of ranks.** A rank is named by a *rank column* (a ``number`` column whose name is in
-:data:`RANK_COLUMNS`, a house convention of schemas/ and rules/) or a *graph column* (type
-``Graph``: ``"r3"`` is rank 3's graph). A rule's rank and graph variables are joined into one
+**Names of ranks.** A rank is named by a *rank column* (declared type :data:`RANK_TYPE`,
+``.type Rank <: number`` in schemas/facts.dl, whatever the column is called) or a *graph
+column* (type ``Graph``: ``"r3"`` is rank 3's graph). A ``number`` column is a value, even
+when it holds a rank number (a chunk index). A rule's rank and graph variables are joined into one
 *rank* where ``RankGraph(g, r)`` or ``GraphRank(g, r)`` links them.
 
 **Rules that cannot tell ranks apart** (:func:`rule_reason` is None):
@@ -74,7 +75,7 @@ from analyzer.datalog.syntax import (
 
 __all__ = [
     "PROBE_PREFIX",
-    "RANK_COLUMNS",
+    "RANK_TYPE",
     "expand_rows",
     "has_unprobed_rules",
     "probe_relations",
@@ -85,8 +86,8 @@ __all__ = [
     "with_rank_probes",
 ]
 
-#: Names of ``number`` columns that hold a rank.
-RANK_COLUMNS = frozenset({"r", "rank", "next"})
+#: The declared type of the columns that hold a rank (schemas/facts.dl).
+RANK_TYPE = "Rank"
 #: The relations the probes derive are named this and the probed rule's index.
 PROBE_PREFIX = "RankProbe_"
 _LINKS = frozenset({"RankGraph", "GraphRank"})  # (graph, rank) pairs: a graph variable's rank
@@ -97,9 +98,7 @@ _NUMBERS = "RankNumber"  # 0..N-1 as plain numbers
 
 def _positions(decl: Decl) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(rank column positions, graph column positions) of a relation."""
-    ranks = tuple(
-        i for i, (name, _) in enumerate(decl.columns) if name in RANK_COLUMNS and decl.base_types[i] == "number"
-    )
+    ranks = tuple(i for i, (_, kind) in enumerate(decl.columns) if kind == RANK_TYPE)
     graphs = tuple(i for i, (_, kind) in enumerate(decl.columns) if kind == "Graph")
     return ranks, graphs
 
@@ -396,7 +395,8 @@ def _probe(rule: Rule, index: int, decls: Mapping[str, Decl]) -> tuple[Rule, Dec
     for v in sorted(rank_vars - {number}):  # one rank: its variables are one number
         body.append(Constraint("=", Var(v), Var(number)))
     body.append(Atom(_NUMBERS, (Var(number),)))
-    cols = tuple((f"c{i}", kind) for i, (_, kind) in enumerate(head_decl.columns))
+    # the probe's copy of the head's columns: rank 0's, read as plain values (not copied to each rank)
+    cols = tuple((f"c{i}", "number" if kind == RANK_TYPE else kind) for i, (_, kind) in enumerate(head_decl.columns))
     decl = Decl(name, (("rank_number", "number"), *cols), ("number", *head_decl.base_types))
     return wildcard_singletons(Rule(Atom(name, (Var(number), *head.args)), tuple(body))), decl
 
