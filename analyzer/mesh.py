@@ -240,7 +240,8 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
         c.result.verdict == "verified" for c in info.checks
     )
     no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
-    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule)
+    assumed = list({(r.seq_value, r.layout): r for c in info.checks for r in c.result.verdict_.assumed}.values())
+    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule, assumed)
 
 
 def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:

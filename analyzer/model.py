@@ -157,7 +157,8 @@ class Contradiction:
 
     Attributes:
         kind: ``"output"`` (an output relation), ``"intermediate"`` (a ``Holds`` row) or
-            ``"input"`` (an input relation of an intermediate value, from the spec).
+            ``"input"`` (an input relation: inferred for a weight whose stored values do not fit
+            it, or declared by the spec).
         value: the seq value.
         relation: the derived relation, e.g. ``Shard(1)``.
         rank_values: the rank values it relates (rank order).

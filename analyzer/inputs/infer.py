@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import onnx
@@ -76,12 +76,17 @@ class InputRelation:
         layout: the relation form.
         rank_values: the value's name on rank 0, 1, ... (length = world size).
         source: ``"inferred"`` or ``"spec"``.
+        evidence: how the relation was established: ``"values"`` (the data both sides store
+            was compared), ``"shapes"`` (names and shapes only: a fed input, a weight not stored
+            or not compared), ``"spec"`` (declared, not checked), ``"names"`` (names only). A
+            proof that rests on a relation not established by ``"values"`` holds given it.
     """
 
     seq_value: str
     layout: Layout
     rank_values: tuple[str, ...]
     source: str = "inferred"
+    evidence: str = "shapes"
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,7 @@ def infer_input_relations(
         layout = _layout_from_shapes(shape, [s[name] for s in rank_shapes], n)
         micro = _micro_batch_constant(seq, ranks, name, shape, [s[name] for s in rank_shapes]) if layout is None else []
         if micro:
-            relations.extend(InputRelation(name, lay, (name,) * n) for lay in micro)
+            relations.extend(InputRelation(name, lay, (name,) * n, evidence="values") for lay in micro)
             continue
         if layout is None:
             got = ", ".join(str(list(s[name])) for s in rank_shapes)
@@ -205,7 +210,8 @@ def infer_input_relations(
         if layout == REPLICATE and name in seq_consts and any(c.get(name) != seq_consts[name] for c in rank_consts):
             notes.append(f"{name}: a constant whose value differs between seq and ranks, so not Replicate")
             continue
-        relations.append(InputRelation(name, layout, (name,) * n))
+        compared = layout == REPLICATE and name in seq_consts  # equal small constants, by value
+        relations.append(InputRelation(name, layout, (name,) * n, evidence="values" if compared else "shapes"))
     return relations, notes
 
 
@@ -550,7 +556,7 @@ def apply_spec(
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
-        out[name] = [InputRelation(name, layout, tuple(values), "spec")]
+        out[name] = [InputRelation(name, layout, tuple(values), "spec", "spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
             raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
@@ -559,7 +565,7 @@ def apply_spec(
             if missing:
                 raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
         _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
-        out[name] = [InputRelation(name, layout, (v,) * n, "spec") for layout, v in pieces]
+        out[name] = [InputRelation(name, layout, (v,) * n, "spec", "spec") for layout, v in pieces]
     return [rel for rels in out.values() for rel in rels]
 
 
@@ -615,6 +621,7 @@ def check_weight_values(
     wanted = {d for rel in candidates.values() for d in rel.rank_values}
     rank_arrays = _per_model(lambda m: _inline_array(m, wanted), ranks, same)
     refuted: dict[str, list[MisplacedChunk]] = {}
+    compared: set[str] = set()
     for name, rel in candidates.items():
         full = seq_arrays.get(name)
         mine = [rank_arrays[r].get(d) for r, d in enumerate(rel.rank_values)]
@@ -627,6 +634,7 @@ def check_weight_values(
             expected = distribute(lay, full, n)
         except ValueError:
             continue
+        compared.add(name)
         groups = n // lay.replicas if lay.replicas else n
         chunks = np.split(full, groups, axis=lay.axis)
         for r, (got, want) in enumerate(zip(mine, expected)):
@@ -645,5 +653,9 @@ def check_weight_values(
             for m in bad
         )
         notes.append(f"{name}: its values refute {lay} ({each})")
-    kept = [rel for rel in relations if rel.seq_value not in refuted]
+    kept = [
+        replace(rel, evidence="values") if rel.seq_value in compared and rel is candidates[rel.seq_value] else rel
+        for rel in relations
+        if rel.seq_value not in refuted
+    ]
     return kept, [m for bad in refuted.values() for m in bad], notes

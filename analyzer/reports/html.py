@@ -27,6 +27,7 @@ from pathlib import Path
 import onnx
 
 from analyzer.model import CheckResult
+from analyzer.reports.text import EVIDENCE, relation_text
 from analyzer.verdict.build import Discrepancy, layout_text
 
 __all__ = ["render_html", "write_html"]
@@ -435,6 +436,19 @@ def _outputs_html(result: CheckResult) -> str:
     return f"<h2>Outputs</h2><table>{head}{''.join(rows)}</table>"
 
 
+def _given_html(result: CheckResult) -> str:
+    """What a conditional proof assumes: the input relations not checked on values."""
+    v = result.verdict_
+    if not v.conditional:
+        return ""
+    items = "".join(f"<li><code>{_e(relation_text(r))}</code></li>" for r in v.assumed)
+    return (
+        f'<div class="hint" id="given"><b>verified given {len(v.assumed)} input relations not checked on '
+        "values</b> (fed inputs, weights the files do not store or that were not compared, spec relations): "
+        f"<details><summary>the assumed relations</summary><ul>{items}</ul></details></div>"
+    )
+
+
 def _witness_html(result: CheckResult) -> str:
     """The numeric witness's contradictions (cards) and why it could not run."""
     from analyzer.reports.text import INCONSISTENCY_HINT, contradiction_text
@@ -539,6 +553,8 @@ def render_html(result: CheckResult) -> str:
     )
     if result.witness is not None and result.witness.contradictions:
         summary += f" &middot; {len(result.witness.contradictions)} internal inconsistencies"
+    if v.conditional:
+        summary += f" &middot; given {len(v.assumed)} assumed input relations"
     style = {"verified": "ok", "inconsistent": "odd"}.get(v.verdict, "bad")
     body = [
         f'<div class="banner {style}" id="verdict">{_e(v.verdict)}<small>{summary}</small></div>',
@@ -547,6 +563,7 @@ def render_html(result: CheckResult) -> str:
         + "</code></dd>"
         + "".join(f"<dt>rank {r}</dt><dd><code>{_e(p)}</code></dd>" for r, p in enumerate(inp.rank_paths))
         + "</dl>",
+        _given_html(result),
         _outputs_html(result),
         _witness_html(result),
     ]
@@ -558,12 +575,16 @@ def render_html(result: CheckResult) -> str:
     if v.no_rule_ops:
         body.append(f"<p>ops with no transfer rule on the frontier: <code>{_e(', '.join(v.no_rule_ops))}</code></p>")
     rel_rows = "".join(
-        f"<tr><td><code>{_e(r.seq_value)}</code></td><td>{_e(r.layout)}</td><td>{_e(r.source)}</td></tr>"
+        f"<tr><td><code>{_e(r.seq_value)}</code></td><td>{_e(r.layout)}</td><td>{_e(r.source)}</td>"
+        f"<td>{_e(EVIDENCE.get(r.evidence, r.evidence))}</td></tr>"
         for r in inp.relations
     )
+    checked = sum(r.evidence == "values" for r in inp.relations)
     body.append(
-        f"<h2>Input relations</h2><details><summary>{len(inp.relations)} relations</summary>"
-        f"<table><tr><th>value</th><th>relation</th><th>source</th></tr>{rel_rows}</table></details>"
+        f"<h2>Input relations</h2><details><summary>{len(inp.relations)} relations "
+        f"({checked} checked on values, {len(inp.relations) - checked} assumed)</summary>"
+        f"<table><tr><th>value</th><th>relation</th><th>source</th><th>established</th></tr>{rel_rows}</table>"
+        "</details>"
     )
     if inp.notes:
         notes = "".join(f"<li><code>{_e(x)}</code></li>" for x in inp.notes)

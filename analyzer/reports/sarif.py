@@ -3,7 +3,8 @@
 One result per discrepancy of the verdict, earliest first, at ``level: error``, then one per
 internal inconsistency the numeric witness found (``ruleId: internal-inconsistency``, located at
 the sequential ONNX file, the refuted value as logical location); a witness that could not run
-is a ``toolExecutionNotifications`` warning of the invocation:
+is a ``toolExecutionNotifications`` warning of the invocation, and a proof that rests on input
+relations not checked on values a note there (``properties.conditional``, ``assumedRelations``):
 
 - ``ruleId`` is the first hint id of the discrepancy (``rules/diagnose/hints.yaml``, every
   catalog entry is a rule of ``tool.driver.rules``), or one of :data:`EXTRA_RULES` when no
@@ -308,11 +309,17 @@ def to_sarif(result: CheckResult) -> dict:
             "ranks": [_clean(p) for p in result.inputs.rank_paths],
         },
     }
+    notes = []
     skipped = result.witness.skipped if result.witness is not None else ""
     if skipped:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "warning", "message": {"text": _msg(f"numeric witness could not run: {skipped}")}}
-        ]
+        notes.append({"level": "warning", "message": {"text": _msg(f"numeric witness could not run: {skipped}")}})
+    if v.conditional:
+        from analyzer.reports.text import given_text
+
+        text = f"verified given {len(v.assumed)} input relations not checked on values: {given_text(v.assumed)}"
+        notes.append({"level": "note", "message": {"text": _msg(text)}})
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
@@ -339,6 +346,8 @@ def to_sarif(result: CheckResult) -> dict:
                     "worldSize": result.world_size,
                     "engine": result.engine,
                     "outputs": [{"name": _clean(o.name), "relation": o.relation} for o in v.outputs],
+                    "conditional": v.conditional,
+                    "assumedRelations": [_clean(f"{r.seq_value} = {r.layout} [{r.evidence}]") for r in v.assumed],
                 },
             }
         ],

@@ -18,7 +18,11 @@ JSON schema version 1 (``--json REPORT.json``)::
          "origin_node": str, "origin_scope": str, "origin_source": str,
          "rules_tried": [str], "stage": int | null}],  # where a pending
                                                       # Partial reaching the frontier was made
-      "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec"}],
+      "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec",
+                           "evidence": "values" | "shapes" | "spec" | "names"}],
+      "conditional": bool,     # verified, given the assumed input relations
+      "assumed": [str],        # input relations upstream of the outputs not checked on values
+
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
       "witness": {"seeds": [int], "skipped": str, "intermediates": int,   # only with --numeric
@@ -44,7 +48,17 @@ from rich.markup import escape
 
 from analyzer.model import CheckResult
 
-__all__ = ["to_json", "write_json", "print_text", "print_coverage", "contradiction_text", "SCHEMA_VERSION"]
+__all__ = [
+    "to_json",
+    "write_json",
+    "print_text",
+    "print_coverage",
+    "contradiction_text",
+    "given_text",
+    "relation_text",
+    "EVIDENCE",
+    "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = 1
 
@@ -68,8 +82,11 @@ def to_json(result: CheckResult) -> dict:
         "outputs": [{"name": o.name, "relation": o.relation, "rank_values": o.rank_values} for o in v.outputs],
         "discrepancies": discrepancies,
         "input_relations": [
-            {"name": r.seq_value, "relation": str(r.layout), "source": r.source} for r in result.inputs.relations
+            {"name": r.seq_value, "relation": str(r.layout), "source": r.source, "evidence": r.evidence}
+            for r in result.inputs.relations
         ],
+        "conditional": v.conditional,
+        "assumed": [relation_text(r) for r in v.assumed],
         "notes": result.inputs.notes,
         "no_rule_ops": v.no_rule_ops,
     }
@@ -95,12 +112,33 @@ def write_json(result: CheckResult, path: str | Path) -> None:
     Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
 
 
+#: how an input relation was established (``InputRelation.evidence``), for people
+EVIDENCE = {
+    "values": "checked on values",
+    "shapes": "assumed: names and shapes",
+    "spec": "assumed: the spec",
+    "names": "assumed: names",
+}
+
+
+def relation_text(rel) -> str:
+    """``name = layout [evidence]`` for an :class:`~analyzer.inputs.infer.InputRelation`."""
+    return f"{rel.seq_value} = {rel.layout} [{rel.evidence}]"
+
+
+def given_text(assumed: list, limit: int = 6) -> str:
+    """The assumed relations of a verdict in one line (the first ``limit``)."""
+    shown = ", ".join(relation_text(r) for r in assumed[:limit])
+    more = f", ... {len(assumed) - limit} more (--explain lists them)" if len(assumed) > limit else ""
+    return shown + more
+
+
 def contradiction_text(c, n: int) -> str:
     """One line for a :class:`~analyzer.model.Contradiction` (no markup)."""
     on = "rank 0" if n == 1 else f"ranks 0..{n - 1}"
     what = {
         "output": f"output {c.value} = {c.relation} on {on}, which the rules derived",
-        "input": f"the input relation {c.value} = {c.relation} on {on}, which the spec declares",
+        "input": f"the input relation {c.value} = {c.relation} on {on}",
     }.get(c.kind, f"intermediate value {c.value} = {c.relation} on {on}, which the rules derived")
     return (
         f"the numeric witness refutes {what}: max abs error {c.error:.3g} > tolerance {c.tolerance:.3g} "
@@ -167,10 +205,15 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             for s, names in enumerate(pp.boundaries[1:], 1):
                 console.print(f"  stage {s} receives {escape(', '.join(names)) or 'nothing'}")
     if explain:
-        console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
-        for r in result.inputs.relations:
+        rels = result.inputs.relations
+        checked = sum(r.evidence == "values" for r in rels)
+        console.print(
+            f"[bold]input relations[/] ({len(rels)}: {checked} checked on values, {len(rels) - checked} assumed):"
+        )
+        for r in rels:
             on = _ranks_text(n, pp is not None)
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source})[/]")
+            how = EVIDENCE.get(r.evidence, r.evidence)
+            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source}; {how})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
@@ -247,7 +290,14 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:
         size = f"world size {n}, mesh {mesh.text}"
-    console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
+    given = ""
+    if v.conditional:
+        k = len(v.assumed)
+        console.print(f"\ngiven (not checked on values): {escape(given_text(v.assumed))}")
+        given = f", given {k} assumed input relation{'s' if k > 1 else ''}"
+    else:
+        console.print()
+    console.print(f"[bold {colour}]{v.verdict}[/]{given} ({size}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

@@ -172,7 +172,8 @@ def record_outputs(
 def check_intermediates(run: WitnessRun, inp: CheckInput, deriv: Derivation) -> None:
     """Check the intermediate relations of one derivation on every seed of ``run``
     (:func:`confirm_relations` with ``sound_only``); each refuted one is a contradiction (of kind
-    ``input`` when the value has an input relation: a spec's relation of an intermediate value). A
+    ``input`` when the value has an input relation: a weight whose stored values do not fit its
+    inferred relation, a spec's relation of an intermediate value). A
     simulation that cannot run sets ``run.intermediates_skipped``."""
     upstream = _upstream(inp)
     declared = {rel.seq_value for rel in inp.relations}
@@ -221,11 +222,7 @@ def _upstream(inp: CheckInput) -> Callable[[str], list[str]]:
                 node = producer.get(v)
                 if node is not None:
                     todo.extend(node.input)
-        return [
-            f"{name} = {rel.layout} [{getattr(rel, 'evidence', rel.source)}]"
-            for name in sorted(found)
-            for rel in rels[name]
-        ]
+        return [f"{name} = {rel.layout} [{rel.evidence}]" for name in sorted(found) for rel in rels[name]]
 
     return inputs_of
 
