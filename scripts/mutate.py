@@ -505,9 +505,10 @@ def run(
 
 
 def summary_markdown(outcomes: Sequence[Outcome], seconds: float, programs: Sequence[str], per_kind: int,
-                     seed: int, gap: Sequence[Outcome] = (), gap_programs: Sequence[str] = ()) -> str:
+                     seed: int, gap: Sequence[Outcome] = (), gap_programs: Sequence[str] = (),
+                     cpu: float | None = None) -> str:
     """The ``## Last run`` section of docs/soundness.md (``gap``: the outcomes of the
-    :func:`gap_mutants` run over ``gap_programs``)."""
+    :func:`gap_mutants` run over ``gap_programs``; ``seconds`` wall, ``cpu`` CPU time)."""
     valid = [o for o in outcomes if o.status != "invalid"]
     differ = [o for o in valid if o.status in ("flagged", "false-proof", "verified-other")]
     false = [o for o in valid if o.status == "false-proof"]
@@ -520,7 +521,7 @@ def summary_markdown(outcomes: Sequence[Outcome], seconds: float, programs: Sequ
         f"`python scripts/mutate.py --per-kind {per_kind} --seed {seed}` over {len(programs)} programs "
         f"({', '.join(programs)}): {len(outcomes)} mutants, {len(invalid)} invalid (the simulation cannot "
         f"run them: shapes that no longer fit, collectives that no longer pair; {_invalid_verdicts(invalid)}), "
-        f"{len(valid)} judged, in {seconds:.0f} s.",
+        f"{len(valid)} judged, in {seconds:.0f} s" + (f" ({cpu:.0f} s of CPU, one process)." if cpu else "."),
         "",
         "| | mutants |",
         "|---|---|",
@@ -600,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant's outcome")
     args = parser.parse_args(argv)
     names = [p for p in args.programs.split(",") if p]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     programs = [load_program(p) for p in names]
 
     def show(o: Outcome) -> None:
@@ -614,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gap = run([load_program(p) for p in gap_names], per_kind=args.per_kind, seed=args.seed, seeds=range(args.seeds),
               check_invalid=False, gap_only=True) if gap_names else []
     section = summary_markdown(outcomes, time.perf_counter() - start, names, args.per_kind, args.seed, gap,
-                               gap_names)
+                               gap_names, time.process_time() - cpu)
     print(section)
     if not args.no_write:
         write_section(args.out, section)
