@@ -29,7 +29,7 @@ from analyzer.verdict.build import Verdict, build_verdict
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CheckResult", "check", "tables_of"]  # the records live in analyzer.model
+__all__ = ["CheckResult", "apply_witness", "check", "tables_of"]  # the records live in analyzer.model
 
 
 @contextlib.contextmanager
@@ -96,8 +96,12 @@ def check(
             check per mesh axis, composed; ``result.mesh`` holds them).
         engine: ``"seminaive"`` (default), ``"clingo"``, ``"souffle"`` or ``"pydatalog"``.
         rules: extra rule folders.
-        numeric: also run the numeric witness (random inputs, simulated collectives).
-        seed: random seed of the numeric witness.
+        numeric: also run the numeric witness (random inputs, simulated collectives; on seeds
+            ``seed, seed + 1, ...``, :mod:`analyzer.witness.check`): ``result.numeric`` holds the
+            error of every output, ``result.witness`` what it found; a derived relation it refutes
+            makes the verdict ``inconsistent``; a witness that cannot run leaves the verdict as it
+            was (``result.witness.skipped`` says why).
+        seed: first random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
         memoize: solve each run of identical decoder layers once (:mod:`analyzer.speedups.memo`).
         pipeline: the rank files are this many pipeline stages (``--pp``; tensor-parallel
@@ -110,7 +114,8 @@ def check(
             e.g. an XLA HLO file: ``check("tp1.hlo", ["tp8.hlo"], world_size=8)``).
 
     Returns:
-        A :class:`CheckResult`.
+        A :class:`CheckResult`; ``result.verdict`` is ``"verified"``, ``"discrepancy"`` or (with
+        ``numeric``) ``"inconsistent"``.
 
     Raises:
         analyzer.errors.InputError: bad files, spec or rules (one-line message).
@@ -147,8 +152,17 @@ def check(
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:
-        from analyzer.witness.check import numeric_errors
+        from analyzer.witness.check import run_witness
 
-        result.numeric = numeric_errors(inp, verdict, seed=seed)
+        apply_witness(result, run_witness(inp, verdict, deriv, seed=seed))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def apply_witness(result: CheckResult, run) -> None:
+    """Record a :class:`~analyzer.model.WitnessRun` on a result: the output errors in
+    ``result.numeric``; a contradiction makes the verdict ``inconsistent``."""
+    result.witness = run
+    result.numeric = {name: out.error for name, out in run.outputs.items()}
+    if run.contradictions:
+        result.verdict_.verdict = "inconsistent"

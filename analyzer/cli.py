@@ -2,7 +2,8 @@
 ``shardlog import-hlo``.
 
 Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
-stderr, never a traceback).
+stderr, never a traceback), 3 internal error (a bug of ours), 4 internal inconsistency (with
+``--numeric``: the numeric witness refutes a relation the rules derived).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from rich.console import Console
 from analyzer.engines import DEFAULT_ENGINE, ENGINES
 from analyzer.errors import InputError
 
-__all__ = ["main"]
+__all__ = ["EXIT_CODES", "main"]
+
+#: exit code of ``check`` per verdict (2: usage or input error, 3: internal error)
+EXIT_CODES = {"verified": 0, "discrepancy": 1, "inconsistent": 4}
 
 
 def _fail(message: str) -> None:
@@ -111,8 +115,13 @@ def main() -> None:
 @click.option(
     "--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning)."
 )
-@click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
-@click.option("--seed", default=0, show_default=True, help="Random seed of the numeric witness.")
+@click.option(
+    "--numeric",
+    is_flag=True,
+    help="Run the numeric witness and report the error of each output; a derived relation it refutes "
+    "is an internal inconsistency (exit 4).",
+)
+@click.option("--seed", default=0, show_default=True, help="First random seed of the numeric witness.")
 @click.option(
     "--no-memo", "no_memo", is_flag=True, help="Do not solve identical decoder layers once (check every layer)."
 )
@@ -216,7 +225,7 @@ def check(
         print_text(result, console, verbose=verbose, explain=explain)
     if coverage:
         print_coverage(result, console, verbose=verbose)
-    sys.exit(0 if result.verdict == "verified" else 1)
+    sys.exit(EXIT_CODES.get(result.verdict, 1))
 
 
 def _refuse_overwriting_inputs(inputs, outputs) -> None:

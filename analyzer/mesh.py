@@ -180,9 +180,11 @@ def check_mesh(
                           discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
-    result = replace(primary, verdict_=verdict, numeric={}, mesh=info)
+    result = replace(primary, verdict_=verdict, numeric={}, witness=None, mesh=info)
     if numeric:
-        result.numeric = mesh_witness(result, str(seq), paths, spec, seed=seed)
+        from analyzer.api import apply_witness
+
+        apply_witness(result, mesh_witness_run(result, str(seq), paths, spec, seed=seed))
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -229,7 +231,8 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
         c.result.verdict == "verified" for c in info.checks
     )
     no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
-    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule)
+    assumed = list({(r.seq_value, r.layout): r for c in info.checks for r in c.result.verdict_.assumed}.values())
+    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule, assumed)
 
 
 def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:
@@ -295,7 +298,28 @@ def _split(layout: Layout, value: np.ndarray, n: int, rng: np.random.Generator) 
     return distribute(layout, value, n, rng=rng)
 
 
-def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec: Spec, *, seed: int = 0) -> dict:
+def mesh_witness_run(result: CheckResult, seq: str, rank_paths: Sequence[str], spec: Spec, *, seed: int = 0):
+    """The numeric witness of a mesh check (:func:`mesh_witness` on seeds ``seed, seed + 1, ...``)
+    as a :class:`~analyzer.model.WitnessRun`: an output relation it refutes, or an intermediate
+    relation of a one-axis check (:func:`analyzer.witness.check.check_intermediates`), is a
+    contradiction; a witness that cannot run says why and leaves the verdict."""
+    from analyzer.model import WitnessRun
+    from analyzer.witness.check import SEEDS, _upstream, check_intermediates, record_outputs
+
+    run = WitnessRun(seeds=list(range(seed, seed + SEEDS)))
+    derived = {o.name: (o.relation, list(o.rank_values)) for o in result.verdict_.outputs if o.relation}
+    record_outputs(run, lambda s: mesh_witness(result, seq, rank_paths, spec, seed=s, scales=True), derived,
+                   _upstream(result.inputs))
+    if not run.skipped:
+        for c in result.mesh.checks:
+            if not c.reused:
+                check_intermediates(run, c.result.inputs, c.result.derivation)
+    return run
+
+
+def mesh_witness(
+    result: CheckResult, seq: str, rank_paths: Sequence[str], spec: Spec, *, seed: int = 0, scales: bool = False
+) -> dict:
     """Numeric witness of a mesh check: every rank file run together (collectives per group).
 
     Inputs of the sequential graph are random; rank ``(i, t)`` gets piece ``i`` (dp relation)
@@ -304,14 +328,15 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
     (an unexplained output is rebuilt as ``Replicate`` on both axes).
 
     Returns:
-        ``{seq output name: max abs error}``.
+        ``{seq output name: max abs error}``, or with ``scales`` ``{name: (max abs error,
+        largest finite |seq value|)}``.
 
     Raises:
-        InputError: the graphs cannot be simulated (one-line reason).
+        SimulationError: the graphs cannot be simulated (one-line reason); ValueError,
+        KeyError, onnx.checker.ValidationError: they cannot be run.
     """
-    from analyzer.witness.check import output_layout_from_shapes
+    from analyzer.witness.check import _scale, output_layout_from_shapes
     from analyzer.witness.collectives import MeshRendezvous
-    from analyzer.witness.errors import SimulationError
     from analyzer.witness.inputs import random_inputs
     from analyzer.witness.layouts import relation_error
     from analyzer.witness.simulate import _evaluate, _load, _prepare, _run_threads
@@ -323,50 +348,46 @@ def mesh_witness(result: CheckResult, seq: str, rank_paths: Sequence[str], spec:
     dp_check = next(c for c in info.checks if c.axis == outer).result
     tp_rel = {r.seq_value: r.layout for r in tp_check.inputs.relations}
     dp_rel = {r.seq_value: r.layout for r in dp_check.inputs.relations}
-    try:
-        seq_model = _prepare(_load(seq))
-        rank_models = [_prepare(_load(p)) for p in rank_paths]
-        rng = np.random.default_rng(seed)
-        seq_feeds = random_inputs(seq_model, rng)
-        init = {i.name for i in seq_model.graph.initializer}
-        feeds: list[dict] = [{} for _ in rank_models]
-        split_rng = np.random.default_rng([seed, 1])
-        for name, value in seq_feeds.items():
-            if name in init:
-                continue
-            per_dp = _split(dp_rel.get(name, REPLICATE), value, d, split_rng)
-            for i in range(d):
-                per_tp = _split(tp_rel.get(name, REPLICATE), per_dp[i], t, split_rng)
-                for j in range(t):
-                    feeds[i * t + j][name] = per_tp[j]
-        want = {}
-        for pos, out in enumerate(result.verdict_.outputs):
-            # an unexplained output: what a user reads, the tp layout its shapes say (Replicate:
-            # rank (i, 0)'s copy; a divided axis: the shards concatenated) and the dp relation the
-            # replicas have (the batch split), Replicate if none
-            dp_lay = dp_check.verdict_.outputs[pos].layout
-            if out.relation:
-                tp_lay = tp_check.verdict_.outputs[pos].layout
-            else:
-                tp_lay = output_layout_from_shapes(tp_check.inputs.seq, tp_check.inputs.ranks, pos)
-            names = out.rank_values if out.relation else [m.graph.output[pos].name for m in rank_models]
-            want[out.name] = (dp_lay or REPLICATE, tp_lay or REPLICATE, names)
-        seq_values = _evaluate(seq_model, seq_feeds, where="seq", rank=0, hub=MeshRendezvous({"world": 1}),
-                               keep_intermediates=False)
-        hub = MeshRendezvous(info.axes)
-        rank_values = _run_threads(rank_models, feeds, hub, keep_intermediates=False)
-        errors = {}
-        for name, (dp_lay, tp_lay, names) in want.items():
-            replicas = []
-            for i in range(d):
-                pieces = [rank_values[i * t + j][names[i * t + j]] for j in range(t)]
-                replicas.append(_rebuild(tp_lay, pieces))
-            errors[name] = relation_error(dp_lay, seq_values[name], replicas)
-        return errors
-    except SimulationError as exc:
-        raise InputError(f"numeric witness: {exc}") from None
-    except (onnx.checker.ValidationError, ValueError, KeyError) as exc:
-        raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {exc})") from None
+    seq_model = _prepare(_load(seq))
+    rank_models = [_prepare(_load(p)) for p in rank_paths]
+    rng = np.random.default_rng(seed)
+    seq_feeds = random_inputs(seq_model, rng, world_size=t)
+    init = {i.name for i in seq_model.graph.initializer}
+    feeds: list[dict] = [{} for _ in rank_models]
+    split_rng = np.random.default_rng([seed, 1])
+    for name, value in seq_feeds.items():
+        if name in init:
+            continue
+        per_dp = _split(dp_rel.get(name, REPLICATE), value, d, split_rng)
+        for i in range(d):
+            per_tp = _split(tp_rel.get(name, REPLICATE), per_dp[i], t, split_rng)
+            for j in range(t):
+                feeds[i * t + j][name] = per_tp[j]
+    want = {}
+    for pos, out in enumerate(result.verdict_.outputs):
+        # an unexplained output: what a user reads, the tp layout its shapes say (Replicate:
+        # rank (i, 0)'s copy; a divided axis: the shards concatenated) and the dp relation the
+        # replicas have (the batch split), Replicate if none
+        dp_lay = dp_check.verdict_.outputs[pos].layout
+        if out.relation:
+            tp_lay = tp_check.verdict_.outputs[pos].layout
+        else:
+            tp_lay = output_layout_from_shapes(tp_check.inputs.seq, tp_check.inputs.ranks, pos)
+        names = out.rank_values if out.relation else [m.graph.output[pos].name for m in rank_models]
+        want[out.name] = (dp_lay or REPLICATE, tp_lay or REPLICATE, names)
+    seq_values = _evaluate(seq_model, seq_feeds, where="seq", rank=0, hub=MeshRendezvous({"world": 1}),
+                           keep_intermediates=False)
+    hub = MeshRendezvous(info.axes)
+    rank_values = _run_threads(rank_models, feeds, hub, keep_intermediates=False)
+    errors = {}
+    for name, (dp_lay, tp_lay, names) in want.items():
+        replicas = []
+        for i in range(d):
+            pieces = [rank_values[i * t + j][names[i * t + j]] for j in range(t)]
+            replicas.append(_rebuild(tp_lay, pieces))
+        err = relation_error(dp_lay, seq_values[name], replicas)
+        errors[name] = (err, _scale(seq_values[name])) if scales else err
+    return errors
 
 
 def _rebuild(layout: Layout, pieces: list[np.ndarray]) -> np.ndarray:

@@ -6,6 +6,8 @@
   read by the verdict, the reports and the witness.
 - :class:`CheckResult`: everything a check found (inputs, derivation, verdict, numbers), read
   by the reports.
+- :class:`WitnessRun`: what the numeric witness found (``--numeric``): the error of every
+  output, and each :class:`Contradiction` between it and a relation the rules derived.
 """
 
 from __future__ import annotations
@@ -25,7 +27,16 @@ if TYPE_CHECKING:
     from analyzer.speedups.proofs import WireProofs
     from analyzer.verdict.build import Verdict
 
-__all__ = ["CheckInput", "CheckResult", "Derivation", "graph_name", "tables_of"]
+__all__ = [
+    "CheckInput",
+    "CheckResult",
+    "Contradiction",
+    "Derivation",
+    "OutputError",
+    "WitnessRun",
+    "graph_name",
+    "tables_of",
+]
 
 
 def graph_name(rank: int) -> str:
@@ -121,6 +132,75 @@ class Derivation:
 
 
 @dataclass
+class OutputError:
+    """The numeric witness on one seq output (:mod:`analyzer.witness.check`).
+
+    Attributes:
+        error: max abs error of the output rebuilt from the ranks, largest over the seeds.
+        scale: largest finite ``|value|`` of the seq output over the seeds.
+        tolerance: the largest error float32 rounding explains at that scale
+            (:func:`analyzer.witness.check.tolerance`).
+        seed: the seed of the largest error.
+    """
+
+    error: float
+    scale: float
+    tolerance: float
+    seed: int
+
+
+@dataclass
+class Contradiction:
+    """A relation the rules derived that the numeric witness refutes: an internal inconsistency
+    (a rule, an oracle or an input relation is wrong), never a bug of the program checked.
+
+    Attributes:
+        kind: ``"output"`` (an output relation), ``"intermediate"`` (a ``Holds`` row) or
+            ``"input"`` (an input relation: inferred for a weight whose stored values do not fit
+            it, or declared by the spec).
+        value: the seq value.
+        relation: the derived relation, e.g. ``Shard(1)``.
+        rank_values: the rank values it relates (rank order).
+        error: max abs error of the value rebuilt from them.
+        tolerance: the tolerance it exceeds.
+        seed: the witness seed that shows it.
+        inputs: the input relations upstream of the value (``name = layout [established]``).
+    """
+
+    kind: str
+    value: str
+    relation: str
+    rank_values: list[str]
+    error: float
+    tolerance: float
+    seed: int
+    inputs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WitnessRun:
+    """What ``--numeric`` found.
+
+    Attributes:
+        seeds: the seeds the graphs ran with.
+        outputs: seq output name -> its :class:`OutputError`.
+        intermediates: checks of derived intermediate relations on numbers (one per relation,
+            rank alternative and seed).
+        contradictions: derived relations the numbers refute (the verdict is then
+            ``inconsistent``).
+        skipped: why the witness could not run ("" when it ran); the verdict is left as it was.
+        intermediates_skipped: why the intermediate relations could not be checked ("" when they were).
+    """
+
+    seeds: list[int] = field(default_factory=list)
+    outputs: dict[str, OutputError] = field(default_factory=dict)
+    intermediates: int = 0
+    contradictions: list[Contradiction] = field(default_factory=list)
+    skipped: str = ""
+    intermediates_skipped: str = ""
+
+
+@dataclass
 class CheckResult:
     """Everything a check found.
 
@@ -131,6 +211,7 @@ class CheckResult:
         engine: the engine name.
         seconds: wall time of the whole check (s).
         numeric: seq output name -> max abs error of the rebuilt output (``numeric=True``).
+        witness: the numeric witness's findings (``numeric=True``), else None.
     """
 
     inputs: CheckInput
@@ -139,6 +220,7 @@ class CheckResult:
     engine: str
     seconds: float
     numeric: dict[str, float] = field(default_factory=dict)
+    witness: WitnessRun | None = None
     mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
 
     @property
@@ -150,7 +232,8 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        """``"verified"`` or ``"discrepancy"``."""
+        """``"verified"``, ``"discrepancy"``, or ``"inconsistent"`` (the numeric witness refutes
+        a derived relation: :class:`Contradiction`)."""
         return self.verdict_.verdict
 
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -236,21 +236,32 @@ def test_json_over_an_input_file_is_refused(tmp_path, models):
     assert (tmp_path / "seq.onnx").read_bytes() == before and code == 2
 
 
-def test_numeric_witness_on_a_huge_input_is_an_input_error(tmp_path, models):
+def _witness_cannot_run(tmp_path, models, *args):
+    """A numeric witness that cannot run leaves the check's own exit code and says why in one line
+    of its report (issue 22: it never turns a verdict into an input error)."""
+    plain, _ = _usage(tmp_path, models, *args)
+    result = CliRunner().invoke(main, ["check", *(a.replace("{dir}", str(tmp_path)) for a in args), "--numeric"])
+    assert plain in (0, 1) and result.exit_code == plain, result.output
+    lines = [line for line in result.output.splitlines() if "numeric witness could not run:" in line]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    return lines[0]
+
+
+def test_numeric_witness_on_a_huge_input_keeps_the_verdict(tmp_path, models):
     seq = copy.deepcopy(models["seq"])
     for d in seq.graph.input[0].type.tensor_type.shape.dim:
         d.dim_value = 2**20
     (tmp_path / "big.onnx").write_bytes(seq.SerializeToString())
-    code, text = _usage(tmp_path, models, "{dir}/big.onnx", "{dir}/big.onnx", "--numeric")
-    assert code == 2 and text.startswith("shardlog: error:"), text
+    line = _witness_cannot_run(tmp_path, models, "{dir}/big.onnx", "{dir}/big.onnx")
+    assert "do not fit in memory" in line or "cannot be run" in line, line
 
 
-def test_numeric_witness_on_recursive_local_function_is_an_input_error(tmp_path, models):
+def test_numeric_witness_on_recursive_local_function_keeps_the_verdict(tmp_path, models):
     rank = copy.deepcopy(models["rank"])
     body = [helper.make_node("F", ["a"], ["b"], domain="com.evil")]
     rank.functions.append(helper.make_function("com.evil", "F", ["a"], ["b"], body, []))
     rank.opset_import.add(domain="com.evil", version=1)
     rank.graph.node[1].CopyFrom(helper.make_node("F", ["h"], ["a"], domain="com.evil"))
     (tmp_path / "rank.onnx").write_bytes(rank.SerializeToString())
-    code, text = _usage(tmp_path, models, "{dir}/seq.onnx", "{dir}/rank.onnx", "{dir}/rank.onnx", "--numeric")
-    assert code == 2 and text.startswith("shardlog: error:"), text
+    line = _witness_cannot_run(tmp_path, models, "{dir}/seq.onnx", "{dir}/rank.onnx", "{dir}/rank.onnx")
+    assert "RecursionError" in line or "recurs" in line.lower(), line

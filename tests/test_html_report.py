@@ -166,7 +166,8 @@ def test_discrepancy_page_shows_the_frontier(bug_result):
     for i in d.inputs:
         assert i.name in page
     assert d.hints[0].split(":")[0] in page
-    assert "0.57" in page  # numeric witness error of logits
+    err = bug_result.numeric["logits"]
+    assert err > 0.1 and f"{err:.3g}" in page  # numeric witness error of logits
     assert _frontier_group(page, "frontier-0").count(d.node) >= 1
     audit = _audit(page)
     assert audit.scripts == 0 and not audit.handlers and not audit.urls

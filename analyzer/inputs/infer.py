@@ -86,6 +86,10 @@ class InputRelation:
         evidence: what the stored values showed (:mod:`analyzer.inputs.values`), e.g.
             ``"values match chunk r of each of 3 blocks on axis 0"``; ``""`` when the relation
             rests on names and shapes (or the spec) alone.
+        established: how the relation was established: ``"values"`` (the data both sides store
+            was compared), ``"shapes"`` (names and shapes only: a fed input, a weight not stored
+            or not compared), ``"spec"`` (declared, not checked), ``"names"`` (names only). A
+            proof that rests on a relation not established by ``"values"`` holds given it.
     """
 
     seq_value: str
@@ -93,6 +97,7 @@ class InputRelation:
     rank_values: tuple[str, ...]
     source: str = "inferred"
     evidence: str = ""
+    established: str = "shapes"
 
 
 @dataclass(frozen=True)
@@ -206,7 +211,7 @@ def infer_input_relations(
         layout = _layout_from_shapes(shape, [s[name] for s in rank_shapes], n)
         micro = _micro_batch_constant(seq, ranks, name, shape, [s[name] for s in rank_shapes]) if layout is None else []
         if micro:
-            relations.extend(InputRelation(name, lay, (name,) * n) for lay in micro)
+            relations.extend(InputRelation(name, lay, (name,) * n, established="values") for lay in micro)
             continue
         if layout is None:
             got = ", ".join(str(list(s[name])) for s in rank_shapes)
@@ -568,7 +573,7 @@ def apply_spec(
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
-        out[name] = [InputRelation(name, layout, tuple(values), "spec")]
+        out[name] = [InputRelation(name, layout, tuple(values), "spec", established="spec")]
     boundary = _boundary_shapes(seq)
     for glob, shape, layout in spec.patterns:
         matched = [
@@ -586,7 +591,7 @@ def apply_spec(
                 if name not in rank_names[r]:
                     raise InputError(f"{spec.path}: {glob!r} matches {name!r}, which is not a value of rank {r}")
             _check_fits(spec.path, name, layout, boundary.get(name), n)
-            out[name] = [InputRelation(name, layout, (name,) * n, "spec")]
+            out[name] = [InputRelation(name, layout, (name,) * n, "spec", established="spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
             raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
@@ -595,7 +600,7 @@ def apply_spec(
             if missing:
                 raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
         _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
-        out[name] = [InputRelation(name, layout, (v,) * n, "spec") for layout, v in pieces]
+        out[name] = [InputRelation(name, layout, (v,) * n, "spec", established="spec") for layout, v in pieces]
     return [rel for rels in out.values() for rel in rels]
 
 

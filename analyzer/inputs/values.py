@@ -441,14 +441,14 @@ def decide_by_values(
         if any(a is None or a.dtype != full.dtype for a in arrays):
             continue
         if rel is not None and _holds(rel.layout, full, arrays):
-            decided[name] = [replace(rel, evidence=layout_evidence(rel.layout))]
+            decided[name] = [replace(rel, evidence=layout_evidence(rel.layout), established="values")]
             continue
         found = None if rel is not None and rel.source == "spec" else search_layout(full, arrays, rel and rel.layout)
         if found is not None and found.order is None and not found.transposed:
             why = layout_evidence(found.layout)
             if rel is not None:
                 why += f" (not {rel.layout}, which the shapes gave)"
-            decided[name] = [InputRelation(name, found.layout, names, "inferred", why)]
+            decided[name] = [InputRelation(name, found.layout, names, "inferred", why, established="values")]
             out.decided.add(name)
             continue
         if rel is None and found is None:

@@ -27,6 +27,7 @@ from pathlib import Path
 import onnx
 
 from analyzer.model import CheckResult
+from analyzer.reports.text import EVIDENCE, relation_text
 from analyzer.verdict.build import Discrepancy, layout_text
 
 __all__ = ["render_html", "write_html"]
@@ -45,7 +46,8 @@ code,pre,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5p
 pre{background:#f0f2f5;padding:6px 8px;border-radius:4px;white-space:pre-wrap;word-break:break-all;margin:4px 0}
 .banner{padding:14px 18px;border-radius:6px;color:#fff;font-size:20px;font-weight:600}
 .banner small{font-weight:400;font-size:13px;opacity:.9;margin-left:12px}
-.ok{background:#1f7a3a}.bad{background:#b42323}
+.ok{background:#1f7a3a}.bad{background:#b42323}.odd{background:#7a2a8c}
+.card.inconsistency{border-left-color:#7a2a8c}
 table{border-collapse:collapse;background:#fff;margin:4px 0 10px}
 td,th{border:1px solid #d9dce1;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f3;font-weight:600}
@@ -427,9 +429,53 @@ def _outputs_html(result: CheckResult) -> str:
         cells = f"<td><code>{_e(o.name)}</code></td><td>{rel}</td><td><code>{_e(', '.join(o.rank_values))}</code></td>"
         if result.numeric:
             err = result.numeric.get(o.name)
-            cells += f"<td>{'' if err is None else f'{err:.3g}'}</td>"
+            w = result.witness.outputs.get(o.name) if result.witness is not None else None
+            tol = f" (tolerance {w.tolerance:.3g})" if w is not None else ""
+            cells += f"<td>{'' if err is None else f'{err:.3g}{tol}'}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<h2>Outputs</h2><table>{head}{''.join(rows)}</table>"
+
+
+def _given_html(result: CheckResult) -> str:
+    """What a conditional proof assumes: the input relations not checked on values."""
+    v = result.verdict_
+    if not v.conditional:
+        return ""
+    items = "".join(f"<li><code>{_e(relation_text(r))}</code></li>" for r in v.assumed)
+    return (
+        f'<div class="hint" id="given"><b>verified given {len(v.assumed)} input relations not checked on '
+        "values</b> (fed inputs, weights the files do not store or that were not compared, spec relations): "
+        f"<details><summary>the assumed relations</summary><ul>{items}</ul></details></div>"
+    )
+
+
+def _witness_html(result: CheckResult) -> str:
+    """The numeric witness's contradictions (cards) and why it could not run."""
+    from analyzer.reports.text import INCONSISTENCY_HINT, contradiction_text
+
+    w = result.witness
+    if w is None:
+        return ""
+    parts = []
+    if w.skipped:
+        parts.append(f'<p class="hint" id="witness-skipped">numeric witness could not run: {_e(w.skipped)} '
+                     "(the verdict is the rules' alone)</p>")
+    elif w.intermediates_skipped:
+        parts.append(f'<p class="hint">numeric witness: intermediate relations not checked: '
+                     f"{_e(w.intermediates_skipped)}</p>")
+    if w.contradictions:
+        parts.append(f"<h2>Internal inconsistencies ({len(w.contradictions)})</h2>")
+    for i, c in enumerate(w.contradictions):
+        rows = "".join(f"<li><code>{_e(x)}</code></li>" for x in c.inputs)
+        parts.append(
+            f'<div class="card inconsistency" id="inconsistency-{i}"><h3>Internal inconsistency {i + 1}: '
+            f"<code>{_e(c.value)}</code> = {_e(c.relation)}</h3>"
+            f"<p>{_e(contradiction_text(c, result.world_size))}</p>"
+            f"<dl><dt>rank values</dt><dd><code>{_e(', '.join(c.rank_values))}</code></dd></dl>"
+            f"<details><summary>{len(c.inputs)} input relations upstream</summary><ul>{rows}</ul></details>"
+            f'<div class="hint"><b>hint:</b> {_e(INCONSISTENCY_HINT)}</div></div>'
+        )
+    return "".join(parts)
 
 
 def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Lookups) -> str:
@@ -502,18 +548,24 @@ def render_html(result: CheckResult) -> str:
     inp = result.inputs
     n = result.world_size
     look = _Lookups(result)
-    ok = v.verdict == "verified"
     summary = f"world size {n} &middot; engine {_e(result.engine)} &middot; {result.seconds:.2f} s" + (
-        f" &middot; {len(v.discrepancies)} discrepancies" if not ok else ""
+        f" &middot; {len(v.discrepancies)} discrepancies" if v.verdict == "discrepancy" or v.discrepancies else ""
     )
+    if result.witness is not None and result.witness.contradictions:
+        summary += f" &middot; {len(result.witness.contradictions)} internal inconsistencies"
+    if v.conditional:
+        summary += f" &middot; given {len(v.assumed)} assumed input relations"
+    style = {"verified": "ok", "inconsistent": "odd"}.get(v.verdict, "bad")
     body = [
-        f'<div class="banner {"ok" if ok else "bad"}" id="verdict">{_e(v.verdict)}<small>{summary}</small></div>',
+        f'<div class="banner {style}" id="verdict">{_e(v.verdict)}<small>{summary}</small></div>',
         '<dl class="files"><dt>seq</dt><dd><code>'
         + _e(inp.seq_path)
         + "</code></dd>"
         + "".join(f"<dt>rank {r}</dt><dd><code>{_e(p)}</code></dd>" for r, p in enumerate(inp.rank_paths))
         + "</dl>",
+        _given_html(result),
         _outputs_html(result),
+        _witness_html(result),
     ]
     if v.discrepancies:
         body.append(f"<h2>Discrepancies ({len(v.discrepancies)}, earliest first)</h2>")
@@ -524,12 +576,15 @@ def render_html(result: CheckResult) -> str:
         body.append(f"<p>ops with no transfer rule on the frontier: <code>{_e(', '.join(v.no_rule_ops))}</code></p>")
     rel_rows = "".join(
         f"<tr><td><code>{_e(r.seq_value)}</code></td><td>{_e(r.layout)}</td><td>{_e(r.source)}</td>"
-        f"<td>{_e(r.evidence)}</td></tr>"
+        f"<td>{_e(EVIDENCE.get(r.established, r.established))}</td><td>{_e(r.evidence)}</td></tr>"
         for r in inp.relations
     )
+    checked = sum(r.established == "values" for r in inp.relations)
     body.append(
-        f"<h2>Input relations</h2><details><summary>{len(inp.relations)} relations</summary>"
-        f"<table><tr><th>value</th><th>relation</th><th>source</th><th>values</th></tr>{rel_rows}</table></details>"
+        f"<h2>Input relations</h2><details><summary>{len(inp.relations)} relations "
+        f"({checked} checked on values, {len(inp.relations) - checked} assumed)</summary>"
+        f"<table><tr><th>value</th><th>relation</th><th>source</th><th>established</th><th>what the values showed</th>"
+        f"</tr>{rel_rows}</table></details>"
     )
     if inp.notes:
         notes = "".join(f"<li><code>{_e(x)}</code></li>" for x in inp.notes)

@@ -1,6 +1,10 @@
 """SARIF 2.1.0 log of a check, for CI code scanning (``--sarif PATH``).
 
-One result per discrepancy of the verdict, earliest first, at ``level: error``:
+One result per discrepancy of the verdict, earliest first, at ``level: error``, then one per
+internal inconsistency the numeric witness found (``ruleId: internal-inconsistency``, located at
+the sequential ONNX file, the refuted value as logical location); a witness that could not run
+is a ``toolExecutionNotifications`` warning of the invocation, and a proof that rests on input
+relations not checked on values a note there (``properties.conditional``, ``assumedRelations``):
 
 - ``ruleId`` is the first hint id of the discrepancy (``rules/diagnose/hints.yaml``, every
   catalog entry is a rule of ``tool.driver.rules``), or one of :data:`EXTRA_RULES` when no
@@ -50,6 +54,8 @@ EXTRA_RULES: dict[str, str] = {
     "(a collective or a rearrangement after it)",
     "collective-mismatch": "the collectives of the ranks do not pair up by issue order (different op, group, axis or "
     "count on some rank)",
+    "internal-inconsistency": "the numeric witness refutes a relation the rules derived: a transfer rule, an oracle "
+    "or an input relation is wrong, so the check's result cannot be trusted (--numeric)",
 }
 _KIND_RULE = {"frontier": "relation-break", "output": "output-not-rebuilt", "collective": "collective-mismatch"}
 _PYTHONPATH = "PYTHONPATH"
@@ -228,6 +234,43 @@ def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> 
     return res
 
 
+def _contradictions(result: CheckResult) -> list:
+    return result.witness.contradictions if result.witness is not None else []
+
+
+def _contradiction_result(c, result: CheckResult, rule_index: dict[str, int]) -> dict:
+    from analyzer.reports.text import INCONSISTENCY_HINT, contradiction_text
+
+    rule_id = "internal-inconsistency"
+    text = f"{contradiction_text(c, result.world_size)}; {INCONSISTENCY_HINT}"
+    key = "\x1f".join([rule_id, c.kind, c.value, c.relation])
+    return {
+        "ruleId": rule_id,
+        "ruleIndex": rule_index[rule_id],
+        "level": "error",
+        "kind": "fail",
+        "message": {"text": _msg(text)},
+        "locations": [
+            {
+                "physicalLocation": {"artifactLocation": _artifact(str(result.inputs.seq_path), None)},
+                "logicalLocations": [
+                    {"name": _clean(c.value), "fullyQualifiedName": _clean(f"seq/{c.value}"), "kind": "variable"}
+                ],
+            }
+        ],
+        "partialFingerprints": {"shardlogDiscrepancy/v1": hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()},
+        "properties": {
+            "contradictionKind": _clean(c.kind),
+            "relation": _clean(c.relation),
+            "rankValues": [_clean(x) for x in c.rank_values],
+            "error": c.error if c.error != float("inf") else "inf",
+            "tolerance": c.tolerance,
+            "seed": c.seed,
+            "inputRelations": [_clean(x) for x in c.inputs],
+        },
+    }
+
+
 def _tool_version() -> str:
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -258,6 +301,25 @@ def to_sarif(result: CheckResult) -> dict:
             rule_index[rid] = len(rules)
             rules.append(_descriptor(rid, _clean(d.hints[0]) if d.hints else rid))
     results = [_result(d, result, rule_index) for d in v.discrepancies]
+    results += [_contradiction_result(c, result, rule_index) for c in _contradictions(result)]
+    invocation: dict = {
+        "executionSuccessful": True,
+        "properties": {
+            "seq": _clean(result.inputs.seq_path),
+            "ranks": [_clean(p) for p in result.inputs.rank_paths],
+        },
+    }
+    notes = []
+    skipped = result.witness.skipped if result.witness is not None else ""
+    if skipped:
+        notes.append({"level": "warning", "message": {"text": _msg(f"numeric witness could not run: {skipped}")}})
+    if v.conditional:
+        from analyzer.reports.text import given_text
+
+        text = f"verified given {len(v.assumed)} input relations not checked on values: {given_text(v.assumed)}"
+        notes.append({"level": "note", "message": {"text": _msg(text)}})
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
@@ -277,21 +339,15 @@ def to_sarif(result: CheckResult) -> dict:
                         }
                     }
                 },
-                "invocations": [
-                    {
-                        "executionSuccessful": True,
-                        "properties": {
-                            "seq": _clean(result.inputs.seq_path),
-                            "ranks": [_clean(p) for p in result.inputs.rank_paths],
-                        },
-                    }
-                ],
+                "invocations": [invocation],
                 "results": results,
                 "properties": {
                     "verdict": v.verdict,
                     "worldSize": result.world_size,
                     "engine": result.engine,
                     "outputs": [{"name": _clean(o.name), "relation": o.relation} for o in v.outputs],
+                    "conditional": v.conditional,
+                    "assumedRelations": [_clean(f"{r.seq_value} = {r.layout} [{r.established}]") for r in v.assumed],
                 },
             }
         ],

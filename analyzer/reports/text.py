@@ -4,7 +4,7 @@ JSON schema version 1 (``--json REPORT.json``)::
 
     {
       "schema_version": 1,
-      "verdict": "verified" | "discrepancy",
+      "verdict": "verified" | "discrepancy" | "inconsistent",
       "world_size": int, "engine": str, "seconds": float,
       "timings": {"facts": s, "oracles": s, "engine": s},
       "outputs": [{"name": str, "relation": str | null, "rank_values": [str]}],
@@ -19,9 +19,19 @@ JSON schema version 1 (``--json REPORT.json``)::
          "rules_tried": [str], "stage": int | null}],  # where a pending
                                                       # Partial reaching the frontier was made
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec",
+                           "established": "values" | "shapes" | "spec" | "names",
                            "evidence": str}],  # what the stored values showed ("" if not compared)
+      "conditional": bool,     # verified, given the assumed input relations
+      "assumed": [str],        # input relations upstream of the outputs not checked on values
+
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
+      "witness": {"seeds": [int], "skipped": str, "intermediates": int,   # only with --numeric
+                  "intermediates_skipped": str,
+                  "outputs": {name: {"error": float, "scale": float, "tolerance": float, "seed": int}},
+                  "contradictions": [{"kind": "output" | "intermediate" | "input", "value": str, "relation": str,
+                                      "rank_values": [str], "error": float, "tolerance": float,
+                                      "seed": int, "inputs": [str]}]},
       "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
       "mesh": {"axes": {name: size}, "checks": [{"axis": str, "label": str, "ranks": [int],
                "verdict": str, "reused": str}]}   # only with a mesh spec (docs/mesh.md)
@@ -39,7 +49,17 @@ from rich.markup import escape
 
 from analyzer.model import CheckResult
 
-__all__ = ["to_json", "write_json", "print_text", "print_coverage", "SCHEMA_VERSION"]
+__all__ = [
+    "to_json",
+    "write_json",
+    "print_text",
+    "print_coverage",
+    "contradiction_text",
+    "given_text",
+    "relation_text",
+    "EVIDENCE",
+    "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = 1
 
@@ -63,14 +83,24 @@ def to_json(result: CheckResult) -> dict:
         "outputs": [{"name": o.name, "relation": o.relation, "rank_values": o.rank_values} for o in v.outputs],
         "discrepancies": discrepancies,
         "input_relations": [
-            {"name": r.seq_value, "relation": str(r.layout), "source": r.source, "evidence": r.evidence}
+            {
+                "name": r.seq_value,
+                "relation": str(r.layout),
+                "source": r.source,
+                "established": r.established,
+                "evidence": r.evidence,
+            }
             for r in result.inputs.relations
         ],
+        "conditional": v.conditional,
+        "assumed": [relation_text(r) for r in v.assumed],
         "notes": result.inputs.notes,
         "no_rule_ops": v.no_rule_ops,
     }
     if result.numeric:
         out["numeric"] = result.numeric
+    if result.witness is not None:
+        out["witness"] = asdict(result.witness)
     if result.mesh is not None:
         out["mesh"] = {
             "axes": dict(result.mesh.axes),
@@ -87,6 +117,67 @@ def to_json(result: CheckResult) -> dict:
 def write_json(result: CheckResult, path: str | Path) -> None:
     """Write the JSON report to ``path``."""
     Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
+
+
+#: how an input relation was established (``InputRelation.established``), for people
+EVIDENCE = {
+    "values": "checked on values",
+    "shapes": "assumed: names and shapes",
+    "spec": "assumed: the spec",
+    "names": "assumed: names",
+}
+
+
+def relation_text(rel) -> str:
+    """``name = layout [established]`` for an :class:`~analyzer.inputs.infer.InputRelation`."""
+    return f"{rel.seq_value} = {rel.layout} [{rel.established}]"
+
+
+def given_text(assumed: list, limit: int = 6) -> str:
+    """The assumed relations of a verdict in one line (the first ``limit``)."""
+    shown = ", ".join(relation_text(r) for r in assumed[:limit])
+    more = f", ... {len(assumed) - limit} more (--explain lists them)" if len(assumed) > limit else ""
+    return shown + more
+
+
+def contradiction_text(c, n: int) -> str:
+    """One line for a :class:`~analyzer.model.Contradiction` (no markup)."""
+    on = "rank 0" if n == 1 else f"ranks 0..{n - 1}"
+    what = {
+        "output": f"output {c.value} = {c.relation} on {on}, which the rules derived",
+        "input": f"the input relation {c.value} = {c.relation} on {on}",
+    }.get(c.kind, f"intermediate value {c.value} = {c.relation} on {on}, which the rules derived")
+    return (
+        f"the numeric witness refutes {what}: max abs error {c.error:.3g} > tolerance {c.tolerance:.3g} "
+        f"(seed {c.seed})"
+    )
+
+
+#: what a contradiction means, for every report
+INCONSISTENCY_HINT = (
+    "a transfer rule, an oracle or one of these input relations is wrong (the program itself may be "
+    "correct); please report it"
+)
+
+
+def _print_witness(result: CheckResult, console: Console, n: int) -> None:
+    """The numeric witness's contradictions and why it could not run."""
+    w = result.witness
+    if w is None:
+        return
+    if w.skipped:
+        why = escape(w.skipped)
+        console.print(f"\n[yellow]numeric witness could not run:[/] {why} (the verdict is the rules' alone)")
+    elif w.intermediates_skipped:
+        why = escape(w.intermediates_skipped)
+        console.print(f"\n[yellow]numeric witness: intermediate relations not checked:[/] {why}")
+    for i, c in enumerate(w.contradictions, 1):
+        console.print()
+        console.print(f"[magenta]internal inconsistency {i}[/]: {escape(contradiction_text(c, n))}")
+        shown = c.inputs[:8]
+        more = f", ... {len(c.inputs) - len(shown)} more" if len(c.inputs) > len(shown) else ""
+        console.print(f"  input relations upstream: {escape(', '.join(shown)) or 'none'}{more}")
+        console.print(f"  [yellow]hint:[/] {INCONSISTENCY_HINT}")
 
 
 def _ranks_text(n: int, pipeline: bool = False) -> str:
@@ -121,13 +212,15 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             for s, names in enumerate(pp.boundaries[1:], 1):
                 console.print(f"  stage {s} receives {escape(', '.join(names)) or 'nothing'}")
     if explain:
-        console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
-        for r in result.inputs.relations:
+        rels = result.inputs.relations
+        checked = sum(r.established == "values" for r in rels)
+        console.print(
+            f"[bold]input relations[/] ({len(rels)}: {checked} checked on values, {len(rels) - checked} assumed):"
+        )
+        for r in rels:
             on = _ranks_text(n, pp is not None)
-            why = f"{r.source}; {r.evidence}" if r.evidence else f"{r.source}, from names and shapes"
-            if r.source == "spec" and not r.evidence:
-                why = "spec"
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({escape(why)})[/]")
+            how = EVIDENCE.get(r.established, r.established) + (f": {r.evidence}" if r.evidence else "")
+            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source}; {escape(how)})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
@@ -137,7 +230,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         else:
             console.print(f"{escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
-            console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}")
+            w = result.witness.outputs.get(o.name) if result.witness is not None else None
+            extra = f" (tolerance {w.tolerance:.3g}, seed {w.seed})" if w is not None else ""
+            console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}{extra}")
     shown = v.discrepancies if verbose else v.discrepancies[:5]
     for i, d in enumerate(shown, 1):
         console.print()
@@ -189,17 +284,25 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             console.print(f"  [yellow]hint:[/] {escape(h)}")
     if len(v.discrepancies) > len(shown):
         console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
+    _print_witness(result, console, n)
     if v.no_rule_ops:
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     if verbose and result.derivation.one_rank:
         console.print(f"rank graphs alike: rank 0 solved, its rows copied to ranks 1..{result.inputs.world_size - 1}")
-    colour = "green" if v.verdict == "verified" else "red"
+    colour = {"verified": "green", "inconsistent": "magenta"}.get(v.verdict, "red")
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:
         size = f"world size {n}, mesh {mesh.text}"
-    console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
+    given = ""
+    if v.conditional:
+        k = len(v.assumed)
+        console.print(f"\ngiven (not checked on values): {escape(given_text(v.assumed))}")
+        given = f", given {k} assumed input relation{'s' if k > 1 else ''}"
+    else:
+        console.print()
+    console.print(f"[bold {colour}]{v.verdict}[/]{given} ({size}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

@@ -18,7 +18,16 @@ from analyzer.layout import Layout
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.rulebook import hints_catalog
 
-__all__ = ["OutputVerdict", "InputInfo", "Discrepancy", "Verdict", "build_verdict", "layout_of", "layout_text"]
+__all__ = [
+    "OutputVerdict",
+    "InputInfo",
+    "Discrepancy",
+    "Verdict",
+    "assumed_relations",
+    "build_verdict",
+    "layout_of",
+    "layout_text",
+]
 
 _KIND_ORDER = {"Replicate": 0, "Shard": 1, "Partial": 2}
 
@@ -81,12 +90,48 @@ class Discrepancy:
 
 @dataclass
 class Verdict:
-    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies."""
+    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies
+    (``inconsistent`` when the numeric witness refutes a derived relation,
+    :mod:`analyzer.witness.check`).
+
+    ``assumed`` are the input relations upstream of the outputs that were not established on
+    values (:class:`~analyzer.inputs.infer.InputRelation` ``established``: fed inputs, weights not
+    stored or not compared, spec relations): a ``verified`` holds given them (``conditional``).
+    """
 
     verdict: str
     outputs: list[OutputVerdict]
     discrepancies: list[Discrepancy]
     no_rule_ops: list[str]
+    assumed: list = field(default_factory=list)
+
+    @property
+    def conditional(self) -> bool:
+        """True when the verdict is ``verified`` and rests on assumed input relations."""
+        return self.verdict == "verified" and bool(self.assumed)
+
+
+def assumed_relations(inp: CheckInput, outputs: list[str]) -> list:
+    """The input relations of ``inp`` not established on values (``established`` other than
+    ``"values"``) whose value is upstream of one of ``outputs`` in the sequential graph (or is
+    one of them), in the order of ``inp.relations``."""
+    rels = {rel.seq_value for rel in inp.relations if rel.established != "values"}
+    if not rels:
+        return []
+    producer = {o: node for node in inp.seq.graph.node for o in node.output}
+    todo, seen = list(outputs), set()
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        node = producer.get(v)
+        if node is not None:
+            todo.extend(x for x in node.input if x)
+            for attr in node.attribute:  # values a subgraph (If, Loop, Scan) reads from outside
+                for g in [attr.g, *attr.graphs]:
+                    todo.extend(x for n in g.node for x in n.input if x)
+    return [rel for rel in inp.relations if rel.established != "values" and rel.seq_value in seen]
 
 
 class _Index:
@@ -239,7 +284,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     # a rank issuing other collectives than rank 0 breaks everything after that call: first
     discrepancies[:0] = collective
     verdict = "verified" if not unexplained and not checks else "discrepancy"
-    return Verdict(verdict, outputs, discrepancies, no_rule)
+    return Verdict(verdict, outputs, discrepancies, no_rule, assumed_relations(inp, [o.name for o in outputs]))
 
 
 _PAIRING_CHECKS = ("Check_CollectiveMismatch", "Check_CollectiveShape")

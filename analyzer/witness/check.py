@@ -1,50 +1,230 @@
-"""The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs.
+"""The numeric witness for a check: errors of the seq outputs rebuilt from the rank outputs,
+and the derived relations the numbers refute.
 
-Runs :func:`analyzer.witness.simulate.witness` with the check's input relations. An output that the
-rules explain is rebuilt with the relation found; an output they do not explain is rebuilt
-from the rank outputs at the same position with the layout their shapes say
+Runs :func:`analyzer.witness.simulate.witness` with the check's input relations, on
+:data:`SEEDS` seeds (``seed``, ``seed + 1``, ...: each draws other random inputs, with ignore
+indices and vocab-boundary ids, :mod:`analyzer.witness.inputs`). An output that the rules
+explain is rebuilt with the relation found; an output they do not explain is rebuilt from the
+rank outputs at the same position with the layout their shapes say
 (:func:`output_layout_from_shapes`: ``Replicate`` when the shapes are the seq output's, else
 ``Shard`` on the divided axis; what a user of the distributed program would read), so a bug
 report carries the size of the error it causes.
+
+The witness can veto: an output relation, or an intermediate ``Holds`` relation, whose error
+exceeds :func:`tolerance` is a :class:`~analyzer.model.Contradiction` (the rules derived
+something false), and the check's verdict becomes ``inconsistent``. A witness that cannot run
+(an op the reference evaluator lacks, a collective mismatch, an index out of range) leaves the
+verdict as it was and says why (``WitnessRun.skipped``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import onnx
 
-from analyzer.errors import InputError
 from analyzer.inputs.infer import _layout_from_shapes
 from analyzer.layout import REPLICATE, Layout
-from analyzer.model import CheckInput
+from analyzer.model import CheckInput, Contradiction, Derivation, OutputError, WitnessRun
 from analyzer.verdict.build import Verdict
-from analyzer.witness.simulate import SimulationError, witness
+from analyzer.witness.layouts import relation_error
+from analyzer.witness.simulate import SimulationError, run_ranks
 
-__all__ = ["numeric_errors", "output_layout_from_shapes"]
+__all__ = [
+    "ATOL",
+    "RTOL",
+    "SEEDS",
+    "check_intermediates",
+    "confirm_relations",
+    "output_layout_from_shapes",
+    "record_outputs",
+    "run_witness",
+    "tolerance",
+    "witness_failure",
+]
+
+#: seeds the witness runs with by default (``seed``, ``seed + 1``, ...)
+SEEDS = 3
+#: relative tolerance: float32 sums over a few thousand terms in another order (a rank's
+#: partial sums added by an all-reduce) differ by well under 1e-5 of the largest magnitude
+RTOL = 1e-4
+#: absolute tolerance for values near zero
+ATOL = 1e-5
 
 
-def numeric_errors(inp: CheckInput, verdict: Verdict, *, seed: int = 0) -> dict[str, float]:
-    """Max abs error of every seq output, rebuilt from the ranks (see module docstring).
+def tolerance(scale: float) -> float:
+    """The largest error rounding explains for a value whose largest finite magnitude is
+    ``scale``: ``ATOL + RTOL * scale``."""
+    return ATOL + RTOL * scale
 
-    Raises:
-        InputError: the graphs cannot be simulated (one-line reason).
+
+def _scale(value) -> float:
+    """Largest finite ``|x|`` of an array (0 when there is none)."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return 0.0
+    finite = np.abs(arr[np.isfinite(arr)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def witness_failure(exc: BaseException) -> str | None:
+    """One line saying why the witness could not run, for the exceptions a simulation raises
+    on graphs it cannot run; None for any other exception (a bug of ours: re-raised)."""
+    if isinstance(exc, SimulationError):
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return "the graphs' values do not fit in memory"
+    if isinstance(exc, (onnx.checker.ValidationError, ValueError, KeyError, RecursionError)):
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return f"the graphs cannot be run ({type(exc).__name__}: {first})"
+    return None
+
+
+def run_witness(
+    inp: CheckInput,
+    verdict: Verdict,
+    deriv: Derivation | None = None,
+    *,
+    seed: int = 0,
+    seeds: int = SEEDS,
+    intermediates: bool = True,
+) -> WitnessRun:
+    """Run the numeric witness on a check (see module docstring).
+
+    Args:
+        inp: the check's inputs.
+        verdict: its verdict (the output relations are checked).
+        deriv: its derivation; with ``intermediates``, every ``Holds`` relation the rules derived
+            is checked on the numbers too (:func:`confirm_relations`).
+        seed: the first seed.
+        seeds: how many seeds.
+        intermediates: also check the derived intermediate relations.
+
+    Returns:
+        The :class:`~analyzer.model.WitnessRun`; never raises for graphs it cannot run
+        (``skipped`` says why).
     """
+    run = WitnessRun(seeds=list(range(seed, seed + seeds)))
     fed, aliases = _fed_inputs(inp)
-    wanted = {}
+    wanted: dict[str, tuple[Layout, list[str], bool]] = {}
     for pos, out in enumerate(verdict.outputs):
         if out.layout is not None and all(out.rank_values):
-            wanted[out.name] = (out.layout, out.rank_values)
+            wanted[out.name] = (out.layout, list(out.rank_values), True)
         else:  # no relation: compare under the layout the output shapes say (Replicate if equal)
             layout = output_layout_from_shapes(inp.seq, inp.ranks, pos)
-            wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks])
+            wanted[out.name] = (layout, [m.graph.output[pos].name for m in inp.ranks], False)
+    outputs = {o.name for m in inp.ranks for o in m.graph.output}
+    keep = any(n not in outputs for _, names, _ in wanted.values() for n in names)
+
+    def one_seed(s: int) -> dict[str, tuple[float, float]]:
+        sim = run_ranks(inp.seq, inp.ranks, fed, seed=s, keep_intermediates=keep, aliases=aliases,
+                        mesh_axis=inp.mesh_axis)
+        errors = {}
+        for name, (layout, names, _) in wanted.items():
+            if name not in sim.seq:
+                raise SimulationError(f"seq: no output named {name!r}")
+            errors[name] = (relation_error(layout, sim.seq[name], sim.pieces(names)), _scale(sim.seq[name]))
+        return errors
+
+    derived = {name: (str(layout), names) for name, (layout, names, ok) in wanted.items() if ok}
+    record_outputs(run, one_seed, derived, _upstream(inp))
+    if intermediates and deriv is not None and not run.skipped:
+        check_intermediates(run, inp, deriv)
+    return run
+
+
+def record_outputs(
+    run: WitnessRun,
+    one_seed: Callable[[int], dict[str, tuple[float, float]]],
+    derived: dict[str, tuple[str, list[str]]],
+    upstream: Callable[[str], list[str]],
+) -> None:
+    """Run ``one_seed(s)`` (``{output: (max abs error, largest finite |seq value|)}``) for every
+    seed of ``run`` and record the outputs' errors; an output in ``derived`` (``{output:
+    (relation text, rank values)}``, the relations the rules derived) whose error exceeds the
+    tolerance is a contradiction. A simulation that cannot run sets ``run.skipped``."""
     try:
-        return witness(inp.seq, inp.ranks, fed, wanted, seed=seed, aliases=aliases)
-    except SimulationError as exc:
-        raise InputError(f"numeric witness: {exc}") from None
-    except MemoryError:
-        raise InputError("numeric witness: the graphs' inputs do not fit in memory") from None
-    except (onnx.checker.ValidationError, ValueError, RecursionError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise InputError(f"numeric witness: the graphs cannot be run ({type(exc).__name__}: {first})") from None
+        for s in run.seeds:
+            for name, (err, scale) in one_seed(s).items():
+                old = run.outputs.get(name)
+                if old is None or not err <= old.error:
+                    run.outputs[name] = OutputError(err, max(scale, old.scale if old else 0.0), 0.0, s)
+                else:
+                    old.scale = max(old.scale, scale)
+    except Exception as exc:  # noqa: BLE001 - sorted by witness_failure, others re-raised
+        reason = witness_failure(exc)
+        if reason is None:
+            raise
+        run.outputs.clear()
+        run.skipped = reason
+        return
+    for name, out in run.outputs.items():
+        out.tolerance = tolerance(out.scale)
+        if name in derived and not out.error <= out.tolerance:
+            relation, names = derived[name]
+            run.contradictions.append(
+                Contradiction("output", name, relation, names, out.error, out.tolerance, out.seed, upstream(name))
+            )
+
+
+def check_intermediates(run: WitnessRun, inp: CheckInput, deriv: Derivation) -> None:
+    """Check the intermediate relations of one derivation on every seed of ``run``
+    (:func:`confirm_relations` with ``sound_only``); each refuted one is a contradiction (of kind
+    ``input`` when the value has an input relation: a weight whose stored values do not fit its
+    inferred relation, a spec's relation of an intermediate value). A
+    simulation that cannot run sets ``run.intermediates_skipped``."""
+    upstream = _upstream(inp)
+    declared = {rel.seq_value for rel in inp.relations}
+    seen = {(c.value, c.relation) for c in run.contradictions}
+    try:
+        for s in run.seeds:
+            checked, refuted = confirm_relations(inp, deriv.derived, deriv.decls, seed=s, tol=tolerance,
+                                                 sound_only=True)
+            run.intermediates += checked
+            for value, relation, names, err, tol in refuted:
+                if (value, relation) not in seen and value not in run.outputs:
+                    seen.add((value, relation))
+                    kind = "input" if value in declared else "intermediate"
+                    run.contradictions.append(Contradiction(kind, value, relation, names, err, tol, s, upstream(value)))
+    except Exception as exc:  # noqa: BLE001 - as in record_outputs
+        reason = witness_failure(exc)
+        if reason is None:
+            raise
+        run.intermediates_skipped = reason
+
+
+def _upstream(inp: CheckInput) -> Callable[[str], list[str]]:
+    """``value -> the input relations upstream of it in the seq graph`` (``name = layout [established]``),
+    for the values of the given graph and of its canonical form."""
+    rels: dict[str, list] = {}
+    for rel in inp.relations:
+        rels.setdefault(rel.seq_value, []).append(rel)
+    graphs = [inp.seq.graph]
+
+    def inputs_of(value: str) -> list[str]:
+        if inp.canonical_seq is not None and inp.canonical_seq.graph not in graphs:
+            graphs.append(inp.canonical_seq.graph)
+        found: set[str] = set()
+        for graph in graphs:
+            producer = {o: node for node in graph.node for o in node.output}
+            if value not in producer and value not in rels:
+                continue
+            todo, seen = [value], set()
+            while todo:
+                v = todo.pop()
+                if v in seen:
+                    continue
+                seen.add(v)
+                if v in rels:
+                    found.add(v)
+                node = producer.get(v)
+                if node is not None:
+                    todo.extend(node.input)
+        return [f"{name} = {rel.layout} [{rel.established}]" for name in sorted(found) for rel in rels[name]]
+
+    return inputs_of
 
 
 def _fed_inputs(inp: CheckInput) -> tuple[dict[str, Layout], dict[str, tuple[str, Layout]]]:
@@ -78,27 +258,38 @@ def _output_dims(model: onnx.ModelProto, pos: int) -> tuple:
 
 
 def confirm_relations(
-    inp: CheckInput, derived: dict[str, list[tuple]], decls: dict, *, seed: int = 0, tol: float = 1e-4
-) -> tuple[int, list[tuple[str, str, float]]]:
+    inp: CheckInput,
+    derived: dict[str, list[tuple]],
+    decls: dict,
+    *,
+    seed: int = 0,
+    tol: float | Callable[[float], float] = 1e-4,
+    sound_only: bool = False,
+) -> tuple[int, list]:
     """Confirm on numbers every relation the rules derived (``Holds`` with its ``Piece`` rows).
 
     Every rank alternative is checked: for each holding relation, the first piece of every
-    rank is taken, and each other piece of a rank is swapped in once.
+    rank is taken, and each other piece of a rank is swapped in once. Pieces of a ``Partial``
+    relation are not each a function of the seq value (two ways to split a sum into terms do
+    not mix), so with ``sound_only`` a ``Partial`` relation with more than one piece on some
+    rank is not checked, and the refutations list the rank values.
 
     Args:
         inp: the check's inputs.
         derived: derived relations (``Piece``, ``Holds``) as tuples.
         decls: declarations for their column order.
         seed: random seed of the simulation.
-        tol: largest accepted max abs error.
+        tol: largest accepted max abs error, or a function of the seq value's largest finite
+            magnitude giving it (:func:`tolerance`).
+        sound_only: check only what a correct derivation must satisfy (see above).
 
     Returns:
-        (number of relations checked, [(seq value, layout text, error)] of refuted ones).
+        (number of relations checked, refuted ones): ``(seq value, layout text, error)`` each,
+        or with ``sound_only`` ``(seq value, layout text, [rank value per rank], error, tolerance)``.
     """
     from collections import defaultdict
 
     from analyzer.verdict.build import layout_of
-    from analyzer.witness.simulate import check_relations, run_ranks
 
     cols = list(decls["Piece"].column_names)
     holds = {tuple(row) for row in derived.get("Holds", [])}
@@ -118,17 +309,27 @@ def confirm_relations(
         aliases=aliases,
         mesh_axis=inp.mesh_axis,
     )
+    limit = tol if callable(tol) else (lambda _scale, t=tol: t)
     checks = []
     for (s, kind, axis, param), per_rank in pieces.items():
         layout = layout_of(kind, axis, param)
         if layout.kind == "Partial" and layout.micro is not None:
             continue  # checked with the other micro-batches of the same value, below
-        base = [sorted(per_rank[r])[0] for r in range(inp.world_size)]
+        counts = [len(per_rank.get(r, ())) for r in range(inp.world_size)]
+        if sound_only and ((layout.kind == "Partial" and max(counts) > 1) or min(counts) == 0):
+            continue
+        base = [sorted(per_rank[r])[0] if per_rank[r] else "" for r in range(inp.world_size)]
         checks.append((s, layout, base))
         for r in range(inp.world_size):
             for alt in sorted(per_rank[r])[1:]:
                 checks.append((s, layout, [*base[:r], alt, *base[r + 1 :]]))
-    failed = [(s, str(layout), err) for s, layout, err in check_relations(sim, checks, tol)]
+    failed: list = []
+    for s, layout, names in checks:
+        present = s in sim.seq and all(n in vals for n, vals in zip(names, sim.ranks))
+        err = relation_error(layout, sim.seq[s], sim.pieces(names)) if present else float("inf")
+        bound = limit(_scale(sim.seq[s]) if s in sim.seq else 0.0)
+        if not err <= bound:
+            failed.append((s, str(layout), names, err, bound) if sound_only else (s, str(layout), err))
     # one micro-batch's terms of a Partial(sum) say nothing alone: the M relations of the same seq
     # value are checked together (every rank's piece of every micro-batch, summed)
     groups: dict[tuple, dict[int, list]] = defaultdict(dict)
@@ -140,8 +341,11 @@ def confirm_relations(
     for (s, count), by_k in groups.items():
         text = f"Partial(sum, micro=*/{count})"
         if sorted(by_k) != list(range(count)):
-            failed.append((s, text + f" (micro-batches {sorted(by_k)} only)", float("inf")))
-            micro_checks += 1
+            if not sound_only:  # a relation of some micro-batches only: not refuted by numbers
+                failed.append((s, text + f" (micro-batches {sorted(by_k)} only)", float("inf")))
+                micro_checks += 1
+            continue
+        if sound_only and any(len(by_k[k][r]) > 1 for k in range(count) for r in range(inp.world_size)):
             continue
         base = [[sorted(by_k[k][r])[0] for k in range(count)] for r in range(inp.world_size)]
         variants = [base]
@@ -154,8 +358,10 @@ def confirm_relations(
         for names in variants:
             micro_checks += 1
             err = _micro_error(sim, s, "Partial", None, names)
-            if not err <= tol:
-                failed.append((s, text, err))
+            bound = limit(_scale(sim.seq[s]) if s in sim.seq else 0.0)
+            if not err <= bound:
+                flat = [" + ".join(row) for row in names]
+                failed.append((s, text, flat, err, bound) if sound_only else (s, text, err))
     return len(checks) + micro_checks, failed
 
 

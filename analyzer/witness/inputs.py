@@ -6,9 +6,18 @@ input feeds the indices of a ``Gather`` / ``GatherElements`` in the sequential g
 (possibly through Cast / Reshape / Unsqueeze / ...), else ``int_ranges[name]`` or ``[0, 8)``.
 An explicit ``int_ranges`` entry wins over the Gather bound. An integer input compared with an
 integer constant by ``Equal`` (possibly through Pad / Slice / Reshape / ...: a loss's
-``ignore_index``, -100 for labels) holds that constant in about a quarter of its elements, so
+``ignore_index``, -100 for labels) holds that constant in about a quarter of its elements (at
+least one, and not all, when it has two or more), so
 that the paths it selects run and counts of the other elements differ between rows; not an
 input that indexes a Gather directly (token ids compared with a padding index stay valid ids).
+The ``ignore_index`` of a ``SoftmaxCrossEntropyLoss`` / ``NegativeLogLikelihoodLoss`` that reads
+the input as its labels counts as such a constant. Indices that reach a Gather / GatherElements /
+ScatterElements through the value branch of a ``Where`` (labels masked where they equal the
+ignore index) or the labels of those losses take the bound of that op's data axis and keep their
+ignore-index elements. Bugs hide at the edges of a rank's piece: with a world size N > 1, an
+index input bounded by V with V divisible by N holds ids at the rank boundaries of a
+vocab-parallel table (0, V-1 and k*V/N - 1, k*V/N for k = 1..N-1; a random subset of them when
+they are more than half its elements).
 A float input that reaches a ``Sqrt`` through ``Mul``, ``Add``, a dividend of ``Div`` and ops
 that keep values (an optimizer's second moment: AdamW's ``exp_avg_sq`` is scaled, added to the
 squared gradient and square-rooted) holds ``|N(0, 1)|``: a negative second moment is outside
@@ -65,7 +74,15 @@ _VALUE_PRESERVING = {
     "Transpose",
     "Tile",
 }
-_INDEX_CONSUMERS = {"Gather": (0, 1), "GatherElements": (0, 1)}  # op -> (data, indices)
+# op -> (data, indices, default axis); a loss's labels index its class axis 1
+_INDEX_CONSUMERS = {
+    "Gather": (0, 1, 0),
+    "GatherElements": (0, 1, 0),
+    "ScatterElements": (0, 1, 0),
+    "SoftmaxCrossEntropyLoss": (0, 1, 1),
+    "NegativeLogLikelihoodLoss": (0, 1, 1),
+}
+_LOSSES = {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}  # ignore_index is an attribute
 _BINOPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -193,29 +210,32 @@ def _inferred_infos(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [*graph.value_info, *graph.input, *graph.output]
 
 
-def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int]]]:
-    """Fed input -> ``(data value, axis)`` of the Gathers whose indices it becomes."""
+def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int, bool]]]:
+    """Fed input -> ``(data value, axis, masked)`` of the ops whose indices it becomes
+    (:data:`_INDEX_CONSUMERS`, through :data:`_VALUE_PRESERVING` ops, ``Pad`` and ``Slice``);
+    ``masked`` when the path runs through the value branch of a
+    ``Where`` (elements replaced where a mask says) or ends at a loss that skips its
+    ``ignore_index``."""
     consumers = _consumers(model)
-    uses: dict[str, list[tuple[str, int]]] = {}
+    uses: dict[str, list[tuple[str, int, bool]]] = {}
     for vi in feed_inputs(model):
-        todo, seen = [vi.name], set()
+        todo, seen = [(vi.name, False)], set()
         while todo:
-            name = todo.pop()
-            if name in seen:
+            name, masked = todo.pop()
+            if (name, masked) in seen:
                 continue
-            seen.add(name)
+            seen.add((name, masked))
             for node, idx in consumers.get(name, []):
-                if node.op_type in _VALUE_PRESERVING and idx == 0:
-                    todo.extend(node.output[:1])
+                if idx == 0 and (node.op_type in _VALUE_PRESERVING or node.op_type in ("Pad", "Slice")):
+                    todo.extend((o, masked) for o in node.output[:1])
+                elif node.op_type == "Where" and idx in (1, 2):
+                    todo.extend((o, True) for o in node.output[:1])
                 elif node.op_type in _INDEX_CONSUMERS:
-                    data_idx, ind_idx = _INDEX_CONSUMERS[node.op_type]
+                    data_idx, ind_idx, default = _INDEX_CONSUMERS[node.op_type]
                     if idx == ind_idx:
-                        axis = next(
-                            (a.i for a in node.attribute if a.name == "axis"), 0
-                        )
-                        uses.setdefault(vi.name, []).append(
-                            (node.input[data_idx], axis)
-                        )
+                        axis = next((a.i for a in node.attribute if a.name == "axis"), default)
+                        loss = node.op_type in _LOSSES
+                        uses.setdefault(vi.name, []).append((node.input[data_idx], axis, masked or loss))
     return uses
 
 
@@ -225,8 +245,9 @@ def _dim(shape: list[int | None] | None, axis: int) -> int | None:
     return shape[axis]
 
 
-def _gather_bounds(model: onnx.ModelProto, dims: Mapping[str, int]) -> dict[str, int]:
-    """For each fed input that reaches Gather indices: the smallest valid bound.
+def _gather_bounds(model: onnx.ModelProto, dims: Mapping[str, int]) -> dict[str, tuple[int, bool]]:
+    """For each fed input that reaches Gather indices: the smallest valid bound, and whether
+    some path reaches the indices unmasked (see :func:`_index_uses`).
 
     Data shapes come from initializers and declared value infos; ONNX shape inference
     (on a weightless copy) runs only when one is missing.
@@ -238,18 +259,24 @@ def _gather_bounds(model: onnx.ModelProto, dims: Mapping[str, int]) -> dict[str,
     shapes = _shapes_of([*graph.value_info, *graph.input], dims)
     shapes.update({t.name: [int(x) for x in t.dims] for t in graph.initializer})
     pairs_all = [pair for pairs in uses.values() for pair in pairs]
-    if any(_dim(shapes.get(data), axis) is None for data, axis in pairs_all):
+    if any(_dim(shapes.get(data), axis) is None for data, axis, _ in pairs_all):
         shapes = {**_shapes_of(_inferred_infos(model), dims), **shapes}
-    bounds: dict[str, int] = {}
+    bounds: dict[str, tuple[int, bool]] = {}
     for name, pairs in uses.items():
-        found = [
-            d
-            for d in (_dim(shapes.get(data), axis) for data, axis in pairs)
-            if d is not None
-        ]
+        found = [(d, masked) for d, masked in ((_dim(shapes.get(data), axis), m) for data, axis, m in pairs) if d]
         if found:
-            bounds[name] = min(found)
+            bounds[name] = (min(d for d, _ in found), any(not m for _, m in found))
     return bounds
+
+
+def _boundary_ids(bound: int, world_size: int) -> list[int]:
+    """Ids at the edges of the rank pieces of a table of ``bound`` rows split over
+    ``world_size`` ranks: 0, bound - 1, and the last and first id of each cut."""
+    if world_size <= 1 or bound % world_size:
+        return []
+    step = bound // world_size
+    cuts = [i for k in range(1, world_size) for i in (k * step - 1, k * step)]
+    return sorted({0, bound - 1, *cuts})
 
 
 def random_inputs(
@@ -258,14 +285,16 @@ def random_inputs(
     *,
     dims: Mapping[str, int] | None = None,
     int_ranges: Mapping[str, tuple[int, int]] | None = None,
+    world_size: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Random values for the fed inputs of the sequential model.
+    """Random values for the fed inputs of the sequential model (rules in the module docstring).
 
     Args:
         model: the sequential model.
         rng: the random generator (inputs are drawn in graph input order).
         dims: values of symbolic dimensions (see :func:`resolve_dims`).
         int_ranges: ``{name: (low, high)}`` half-open ranges of integer inputs.
+        world_size: the number of ranks N whose piece boundaries index inputs hold.
 
     Returns:
         ``{input name: array}``.
@@ -293,7 +322,7 @@ def random_inputs(
             if vi.name in ranges:
                 low, high = ranges[vi.name]
             elif vi.name in bounds:
-                low, high = 0, bounds[vi.name]
+                low, high = 0, bounds[vi.name][0]
             else:
                 low, high = DEFAULT_INT_RANGE
             if high <= low:
@@ -312,11 +341,25 @@ def random_inputs(
             feeds[name] = np.abs(feeds[name])
     # drawn after every input, so that the other inputs' values do not change; an input that
     # indexes a Gather directly (token ids) keeps its valid range
+    sentinel = {}
     for name, values in _sentinels(model).items():
-        if name in feeds and name not in ranges and name not in bounds:
+        if name in feeds and name not in ranges and not bounds.get(name, (0, False))[1]:
             arr = feeds[name]
             pick = rng.random(arr.shape) < 0.25
-            feeds[name] = np.where(pick, np.asarray(values[0], dtype=arr.dtype), arr)
+            if arr.size > 1 and pick.all() == pick.any():  # all or none: one element the other way
+                pick.flat[rng.integers(arr.size)] = not pick.flat[0]
+            sentinel[name] = np.asarray(values[0], dtype=arr.dtype)
+            feeds[name] = np.where(pick, sentinel[name], arr)
+    for name, (bound, _) in bounds.items():
+        edges = _boundary_ids(bound, world_size)
+        if name not in feeds or name in ranges or not edges:
+            continue
+        arr = feeds[name].copy()
+        free = np.flatnonzero(arr != sentinel[name]) if name in sentinel else np.arange(arr.size)
+        if len(edges) > free.size // 2:
+            edges = sorted(rng.choice(edges, size=free.size // 2, replace=False).tolist())
+        arr.flat[rng.choice(free, size=len(edges), replace=False)] = edges
+        feeds[name] = arr
     return feeds
 
 
@@ -346,10 +389,11 @@ def _int_constants(model: onnx.ModelProto) -> dict[str, int]:
 
 
 def _sentinels(model: onnx.ModelProto) -> dict[str, list[int]]:
-    """Fed integer input -> the integer constants it is compared with by ``Equal``, following
-    ops that keep its values (:data:`_VALUE_PRESERVING`, ``Pad``, ``Slice``) through input 0."""
+    """Fed integer input -> the integer constants it is compared with by ``Equal``, or the
+    ``ignore_index`` of a loss reading it as labels, following ops that keep its values
+    (:data:`_VALUE_PRESERVING`, ``Pad``, ``Slice``) through input 0."""
     consts = _int_constants(model)
-    if not consts:
+    if not consts and not any(n.op_type in _LOSSES for n in model.graph.node):
         return {}
     consumers = _consumers(model)
     out: dict[str, list[int]] = {}
@@ -367,6 +411,8 @@ def _sentinels(model: onnx.ModelProto) -> dict[str, list[int]]:
                     todo.extend(node.output[:1])
                 elif node.op_type == "Equal" and len(node.input) == 2 and node.input[1 - idx] in consts:
                     found.append(consts[node.input[1 - idx]])
+                elif node.op_type in _LOSSES and idx == 1:
+                    found.extend(a.i for a in node.attribute if a.name == "ignore_index")
         if found:
             out[vi.name] = sorted(set(found))
     return out

@@ -272,7 +272,7 @@ def run_ranks(
     if not rank_models:
         raise SimulationError("no rank graphs given")
     rng = np.random.default_rng(seed)
-    seq_feeds = random_inputs(seq_model, rng, dims=dims, int_ranges=int_ranges)
+    seq_feeds = random_inputs(seq_model, rng, dims=dims, int_ranges=int_ranges, world_size=len(rank_models))
     partial_rng = np.random.default_rng([seed, 1])
     feeds = rank_inputs(seq_feeds, rank_models, input_relations, partial_rng, aliases)
 
