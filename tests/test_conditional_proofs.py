@@ -44,11 +44,17 @@ def test_proof_on_stored_and_compared_weights_only_is_unconditional(write_models
     files = [paths["seq"], paths["r0"], paths["r1"]]
     code, out = _run(["check", *files, "--explain", "--json", tmp_path / "r.json"])
     assert code == 0, out
-    assert "w = Shard(0) on ranks 0..1  (inferred; checked on values)" in out
+    assert "w = Shard(0) on ranks 0..1  (inferred; checked on values: values match chunk r on axis 0)" in out
     assert "given" not in out and out.strip().splitlines()[-1].startswith("verified (")
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["conditional"] is False and report["assumed"] == []
-    only = {"name": "w", "relation": "Shard(0)", "source": "inferred", "evidence": "", "established": "values"}
+    only = {
+        "name": "w",
+        "relation": "Shard(0)",
+        "source": "inferred",
+        "evidence": "values match chunk r on axis 0",
+        "established": "values",
+    }
     assert report["input_relations"] == [only]
 
 
