@@ -56,6 +56,8 @@ from analyzer.datalog.syntax import (
     body_vars,
     term_vars,
 )
+from analyzer.errors import InputError
+from analyzer.inputs.files import list_files, read_text
 
 __all__ = ["SOUFFLE_RESERVED", "load_program", "parse_string", "read_decls"]
 
@@ -585,9 +587,9 @@ class _Loader:
             return
         self.seen.add(resolved)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DatalogError(f"cannot read {path}: {exc.strerror or exc}", include_loc) from None
+            text = read_text(path, "Datalog file", limit="rules")
+        except InputError as exc:
+            raise DatalogError(str(exc), include_loc) from None
         self.files.append(str(path))
         self.add_text(text, str(path), path.parent)
 
@@ -595,7 +597,7 @@ class _Loader:
         for item in _parse_items(text, file):
             if isinstance(item, _Include):
                 target = (base_dir / item.path) if not Path(item.path).is_absolute() else Path(item.path)
-                if not target.is_file():
+                if not target.exists():
                     raise DatalogError(f"#include: no such file {item.path!r} (looked in {base_dir})", item.loc)
                 self.load_file(target, item.loc)
             elif isinstance(item, TypeDecl):
@@ -668,12 +670,15 @@ def _expand(paths: Sequence[Path | str]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p)
-        if path.is_dir():
-            out.extend(sorted(path.rglob("*.dl")))
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise DatalogError(f"no such Datalog file or directory: {path}")
+        try:
+            if path.is_dir():
+                out.extend(list_files(path, ".dl", "rules folder"))
+            elif path.exists() or path.is_symlink():
+                out.append(path)  # checked when read
+            else:
+                raise DatalogError(f"no such Datalog file or directory: {path}")
+        except InputError as exc:
+            raise DatalogError(str(exc)) from None
     return out
 
 

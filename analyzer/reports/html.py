@@ -546,5 +546,8 @@ def render_html(result: CheckResult) -> str:
 
 
 def write_html(result: CheckResult, path: str | Path) -> None:
-    """Write :func:`render_html` of ``result`` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_html(result), encoding="utf-8")
+    """Write :func:`render_html` of ``result`` to ``path`` (UTF-8), atomically
+    (:func:`analyzer.reports.write.write_atomic`)."""
+    from analyzer.reports.write import write_atomic
+
+    write_atomic(path, render_html(result))

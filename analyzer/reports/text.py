@@ -34,13 +34,24 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup
 
+from analyzer.errors import escape as _plain
 from analyzer.model import CheckResult
 
-__all__ = ["to_json", "write_json", "print_text", "print_coverage", "SCHEMA_VERSION"]
+__all__ = ["to_json", "json_text", "write_json", "print_text", "print_coverage", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
+#: Longest name, path or source line printed (characters; longer ones are cut, saying so).
+MAX_SHOWN = 500
+
+
+def escape(text: object) -> str:
+    """A name, path, message or source line from the model for the terminal: control
+    characters written as escapes (:func:`analyzer.errors.escape`: a name cannot move the
+    cursor, retitle the terminal or start a line of its own), cut at :data:`MAX_SHOWN`
+    characters, and rich markup escaped (``[bold]`` in a name is text)."""
+    return _markup(_plain(text, MAX_SHOWN))
 
 
 def to_json(result: CheckResult) -> dict:
@@ -82,9 +93,17 @@ def to_json(result: CheckResult) -> dict:
     return out
 
 
+def json_text(result: CheckResult) -> str:
+    """The JSON report as text (indented, ASCII: other characters as ``\\u`` escapes)."""
+    return json.dumps(to_json(result), indent=2) + "\n"
+
+
 def write_json(result: CheckResult, path: str | Path) -> None:
-    """Write the JSON report to ``path``."""
-    Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
+    """Write the JSON report to ``path`` (``-``: standard output), atomically
+    (:func:`analyzer.reports.write.write_atomic`)."""
+    from analyzer.reports.write import write_atomic
+
+    write_atomic(path, json_text(result))
 
 
 def _ranks_text(n: int, pipeline: bool = False) -> str:
@@ -122,15 +141,15 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"[bold]input relations[/] ({len(result.inputs.relations)}):")
         for r in result.inputs.relations:
             on = _ranks_text(n, pp is not None)
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source})[/]")
+            console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {on}  [dim]({r.source})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
         if o.relation:
             on = _ranks_text(n, pp is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
-            console.print(f"{escape(o.name)} = {o.relation} on {escape(on)}")
+            console.print(f"output {escape(o.name)} = {escape(o.relation)} on {escape(on)}")
         else:
-            console.print(f"{escape(o.name)} = [red]no relation[/]")
+            console.print(f"output {escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
             console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}")
     shown = v.discrepancies if verbose else v.discrepancies[:5]
@@ -158,7 +177,7 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         if d.code:
             console.print(f"          [dim]{escape(d.code)}[/]")
         for inp in d.inputs:
-            rels = ", ".join(inp.relations) if inp.relations else ("no relation" if d.graph == "seq" else "")
+            rels = escape(", ".join(inp.relations)) if inp.relations else ("no relation" if d.graph == "seq" else "")
             prod = (
                 f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})"
                 if inp.producer
@@ -196,7 +215,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:
         size = f"world size {n}, mesh {mesh.text}"
-    console.print(f"\n[bold {colour}]{v.verdict}[/] ({size}, engine {result.engine}, {result.seconds:.2f} s)")
+    # the verdict line: the only line that starts with "verified" or "discrepancy" (every name is
+    # escaped onto its own line's middle: output lines start with "output ")
+    console.print(f"\n[bold {colour}]{v.verdict}[/] ({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

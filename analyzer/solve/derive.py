@@ -18,6 +18,7 @@ from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables
 from analyzer.facts.extract import const_chunk_hashes
+from analyzer.inputs.files import check_folder
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.check_facts import graph_facts, input_facts
 from analyzer.solve.coverage import COVERAGE_RELATION, coverage_of
@@ -73,8 +74,7 @@ def derive(
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
     for folder in extra_rules:
-        if not Path(folder).is_dir():
-            raise InputError(f"{folder}: no such rules folder")
+        check_folder(folder, "rules folder")
     if inp.proofs is not None and not memoize:
         inp.proofs.start()
     try:

@@ -265,17 +265,14 @@ def parse_fx(path: str | Path) -> FxGraph:
     """Read and parse one dump file.
 
     Raises:
-        InputError: missing or unreadable file, or any problem :func:`parse_fx_text` reports.
+        InputError: a missing or unreadable file, one that is not a regular file or over
+            256 MiB (:func:`analyzer.inputs.files.read_text`), text that is not UTF-8, or any
+            problem :func:`parse_fx_text` reports.
     """
+    from analyzer.inputs.files import read_text
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not a torch.fx graph dump (not UTF-8 text)") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    text = read_text(p, "torch.fx graph dump", limit="dump")
     return parse_fx_text(text, str(p))
 
 
