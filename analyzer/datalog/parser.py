@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -550,6 +550,25 @@ def _parse_error(exc: UnexpectedInput, text: str, file: str | None) -> DatalogEr
     return DatalogError(f"parse error: {str(exc).splitlines()[0]}", loc)
 
 
+#: Deepest parse tree of a file (the bundled library's is 12): a deeper one (``1+1+...+1`` of
+#: 900 terms) is an error, before the transformer and the checks recurse into it.
+MAX_TREE_DEPTH = 100
+
+
+def _check_depth(tree: Tree, file: str | None) -> None:
+    """Raise a DatalogError at the first subtree nested over :data:`MAX_TREE_DEPTH` levels."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, Tree):
+            continue
+        if depth > MAX_TREE_DEPTH:
+            meta = node.meta
+            loc = Loc(file, getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0)
+            raise DatalogError(f"expression nested too deeply (over {MAX_TREE_DEPTH} levels of the parse tree)", loc)
+        stack.extend((child, depth + 1) for child in node.children)
+
+
 def _parse_items(text: str, file: str | None) -> list[object]:
     comments: list[Token] = []
     token = _COMMENTS.set(comments)
@@ -559,6 +578,7 @@ def _parse_items(text: str, file: str | None) -> list[object]:
         raise _parse_error(exc, text, file) from None
     finally:
         _COMMENTS.reset(token)
+    _check_depth(tree, file)
     try:
         return _ToSyntax(file, text, comments).transform(tree).items
     except VisitError as exc:
