@@ -33,6 +33,7 @@ from analyzer.solve.oracles import (
 )
 from analyzer.solve.program import instrumented, load_program_cached
 from analyzer.solve.rulebook import rule_files, schema_files
+from analyzer.solve.trust import check_user_rules
 from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
@@ -70,7 +71,8 @@ def derive(
         The :class:`Derivation`.
 
     Raises:
-        InputError: a user rule file does not parse.
+        InputError: a user rule file does not parse, cannot be read, or derives a relation of
+            the verdict or the core library (:mod:`analyzer.solve.trust`).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
     for folder in extra_rules:
@@ -81,6 +83,8 @@ def derive(
         program = load_program_cached([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
+    if extra_rules:
+        check_user_rules(program, [*schema_files(), *rule_files()])
     runner = get_engine(engine)
 
     def solve(seq, ranks) -> Derivation:
