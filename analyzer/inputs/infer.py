@@ -352,7 +352,7 @@ def load_spec(path: str | Path) -> Spec:
     if "mesh" in data or "replica_seq" in data:
         return _load_mesh_spec(p, data)
     ws = data.get("world_size")
-    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
+    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or not 1 <= ws < 2**31):
         raise InputError(f"{p}: world_size must be a positive integer, got {shown(ws)}")
     rels, micro = {}, {}
     for k, v in (data.get("relations") or {}).items():
@@ -379,7 +379,7 @@ def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
     if (
         not isinstance(mesh, Mapping)
         or len(mesh) < 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in mesh.values())
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v < 2**31 for v in mesh.values())
     ):
         raise InputError(
             f"{p}: mesh must map two or more axis names to sizes, like {{dp: 2, tp: 2}}, got {shown(mesh)}"

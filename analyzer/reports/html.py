@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import html
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import onnx
 
+from analyzer.errors import escape
 from analyzer.model import CheckResult
 from analyzer.verdict.build import Discrepancy, layout_text
 
@@ -79,9 +81,15 @@ _STYLE = {  # role -> (fill, stroke, stroke width)
 }
 
 
+#: Characters of model-derived text written as escapes (:func:`analyzer.errors.escape`): controls
+#: but tab and newline (an ESC sequence would run in a terminal showing the file), bidi
+#: overrides, and surrogates of non-UTF-8 file names.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def _e(text: object) -> str:
     """Escape any text for HTML text, attribute values and SVG text."""
-    return html.escape(str(text), quote=True)
+    return html.escape(_UNSAFE.sub(lambda m: escape(m.group()), str(text)), quote=True)
 
 
 def _short(text: str, n: int = _CHARS) -> str:
