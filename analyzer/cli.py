@@ -291,7 +291,14 @@ def facts(model, out_dir, graph) -> None:
 
 @main.command("import-fx")
 @click.argument("dump", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The ONNX file to write (-: standard output).",
+)
 @click.option(
     "--world-size",
     type=click.IntRange(min=1),
@@ -322,7 +329,9 @@ def import_fx_command(dump, out, world_size, constants, positions) -> None:
     onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
     write_atomic(out, model.SerializeToString())
     g = model.graph
-    click.echo(f"wrote {escape(out)}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs")
+    # with -o -, standard output is the model: the summary goes to stderr
+    summary = f"wrote {escape(out)}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs"
+    click.echo(summary, err=out == "-")
 
 
 def _parse_constants(items) -> dict[str, float]:

@@ -30,6 +30,7 @@ import multiprocessing as mp
 import os
 import platform
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -88,7 +89,21 @@ RANK_BUG_TEXT = RANK_TEXT.replace("m = com.microsoft.AllReduce(z)", "m = Identit
 
 SPEC_OK = "world_size: 2\nrelations:\n  x: replicate\n  w1: {shard: 1}\n  z: {partial: sum}\n"
 
-CATEGORIES = ("truncate", "flip", "splice", "structure", "strings", "spec", "paths")
+CATEGORIES = (
+    "truncate",
+    "flip",
+    "splice",
+    "structure",
+    "strings",
+    "spec",
+    "paths",
+    "files",
+    "yaml",
+    "rules",
+    "fx",
+    "commands",
+    "forge",
+)
 
 HOSTILE = [
     '"',
@@ -140,21 +155,34 @@ HOSTILE = [
 NON_UTF8 = [b"\xff", b"\xfe\xff", b"\xc3\x28", b"\x80abc", b"\xed\xa0\x80", b"abc\xf8\x88\x80\x80\x80"]
 
 
+@dataclass(frozen=True)
+class Link:
+    """A file of a case that is not plain bytes: ``fifo``, ``dir``, ``symlink`` (to ``target``,
+    where ``{dir}`` is the case's folder) or ``hardlink`` (to the case's file ``target``)."""
+
+    kind: str
+    target: str = ""
+
+
 @dataclass
 class Case:
-    """One fuzz input: files to write and the ``check`` arguments.
+    """One fuzz input: files to write and the command's arguments.
 
     Attributes:
         category: one of :data:`CATEGORIES`.
         name: a short description of the mutation.
-        files: file name -> content, written into a fresh folder.
-        args: the arguments after ``check``; ``{dir}`` is replaced by the folder.
+        files: file name -> content (or a :class:`Link`), written into a fresh folder.
+        args: the arguments after the command; ``{dir}`` is replaced by the folder.
+        command: the subcommand (``check``, ``import-fx``, ``facts``, ``query``, ``rules test``).
+        expect: the exit codes this input may end in (None: 0, 1 or 2).
     """
 
     category: str
     name: str
-    files: dict[str, bytes]
+    files: dict[str, bytes | Link]
     args: list[str]
+    command: str = "check"
+    expect: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -170,6 +198,10 @@ class Outcome:
     changed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     hang: bool = False
+    expect: tuple[int, ...] | None = None
+    max_rss_mb: float = 0.0
+    payload_ran: bool = False
+    subprocess: bool = False
 
 
 # --------------------------------------------------------------------------- seeds
@@ -880,7 +912,21 @@ _GEN_MODELS = {
     "spec": _spec,
     "paths": _paths,
 }
-WEIGHTS = {"truncate": 2, "flip": 2, "splice": 1, "structure": 4, "strings": 2, "spec": 2, "paths": 1}
+WEIGHTS = {
+    "truncate": 2,
+    "flip": 2,
+    "splice": 1,
+    "structure": 4,
+    "strings": 2,
+    "spec": 2,
+    "paths": 1,
+    "files": 2,
+    "yaml": 1,
+    "rules": 2,
+    "fx": 2,
+    "commands": 2,
+    "forge": 1,
+}
 
 
 def generate(count: int, seed: int = 0, *, use_example: bool = True) -> Iterator[Case]:
@@ -891,8 +937,11 @@ def generate(count: int, seed: int = 0, *, use_example: bool = True) -> Iterator
         seed: the generator's seed.
         use_example: also mutate the bytes of ``examples/qwen2_tp2`` (one byte case in ten).
     """
+    import fuzz_commands  # scripts/fuzz_commands.py: the other subcommands and hostile files
+
     rng = random.Random(seed)
     models = seed_models()
+    generators = {**_GEN_MODELS, **fuzz_commands.GENERATORS}
     sets = _good_sets(models, _example_bytes() if use_example else {})
     cats = [c for c in CATEGORIES for _ in range(WEIGHTS[c])]
     seen: Counter = Counter()
@@ -901,7 +950,7 @@ def generate(count: int, seed: int = 0, *, use_example: bool = True) -> Iterator
         if cat in _GEN:
             yield _GEN[cat](rng, sets)
         else:
-            yield _GEN_MODELS[cat](rng, models, seen[cat])
+            yield generators[cat](rng, models, seen[cat])
         seen[cat] += 1
 
 
@@ -909,52 +958,120 @@ def generate(count: int, seed: int = 0, *, use_example: bool = True) -> Iterator
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+    """SHA-256 of every regular file under ``folder`` (not links: a link may point at a device)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.is_symlink():
+            out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
-def run_one(case: Case, base: Path) -> Outcome:
-    """Write the case's files into a fresh folder under ``base``, run ``check``, compare hashes."""
-    from click.testing import CliRunner
+#: The file a payload in a generated input would create (``touch {dir}/PWNED``): it must never exist.
+PAYLOAD_MARKER = "PWNED"
+#: Peak resident memory of a worker (MiB) over which a case fails the memory bound.
+MEMORY_LIMIT_MB = 2048
+#: Address-space cap of a worker (bytes): a runaway allocation fails instead of swapping the machine.
+ADDRESS_SPACE_LIMIT = 8 << 30
 
-    from analyzer.cli import main
 
+def _write_case(case: Case, folder: Path) -> None:
+    (folder / "out").mkdir()
+    links = []
+    for name, data in case.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, Link):
+            links.append((path, data))
+        else:
+            path.write_bytes(data)
+    for path, link in links:
+        if link.kind == "fifo":
+            os.mkfifo(path)
+        elif link.kind == "dir":
+            path.mkdir(exist_ok=True)
+        elif link.kind == "symlink":
+            os.symlink(link.target.replace("{dir}", str(folder)), path)
+        else:  # hardlink
+            os.link(folder / link.target, path)
+
+
+def _max_rss_mb(children: bool = False) -> float:
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    return resource.getrusage(who).ru_maxrss / 1024  # KiB on Linux
+
+
+def run_one(case: Case, base: Path, *, in_subprocess: bool = False) -> Outcome:
+    """Write the case's files into a fresh folder under ``base``, run the command (in-process
+    with click's CliRunner, or in a ``python -m analyzer.cli`` subprocess), compare hashes."""
     folder = Path(tempfile.mkdtemp(dir=base))
     try:
-        (folder / "out").mkdir()
-        for name, data in case.files.items():
-            (folder / name).write_bytes(data)
-        inputs = {n for n in case.files}
+        _write_case(case, folder)
+        inputs = {n for n, d in case.files.items() if not isinstance(d, Link)}
         before = _digest(folder)
-        args = ["check", *(a.replace("{dir}", str(folder)) for a in case.args)]
+        args = [*case.command.split(), *(a.replace("{dir}", str(folder)) for a in case.args)]
         t0 = time.perf_counter()
-        result = CliRunner().invoke(main, args, catch_exceptions=True)
+        if in_subprocess:
+            code, out, err, exc = _run_subprocess(args)
+        else:
+            code, out, err, exc = _run_in_process(args)
         seconds = time.perf_counter() - t0
         after = _digest(folder)
         changed = sorted(n for n in inputs if before.get(n) != after.get(n))
-        exc = ""
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            exc = f"{type(result.exception).__name__}: {result.exception}"[:500]
         return Outcome(
             case.category,
             case.name,
-            result.exit_code,
-            result.output,
-            result.stderr,
+            code,
+            out,
+            err,
             exc,
             changed,
             seconds,
+            expect=case.expect,
+            max_rss_mb=_max_rss_mb(children=in_subprocess),
+            payload_ran=(folder / PAYLOAD_MARKER).exists(),
+            subprocess=in_subprocess,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _worker(conn: Connection, base: str) -> None:
+def _run_in_process(args: list[str]) -> tuple[int | None, str, str, str]:
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    result = CliRunner().invoke(main, args, catch_exceptions=True)
+    exc = ""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        exc = f"{type(result.exception).__name__}: {result.exception}"[:500]
+    return result.exit_code, result.output, result.stderr, exc
+
+
+def _run_subprocess(args: list[str]) -> tuple[int | None, str, str, str]:
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SHARDLOG_DEBUG", None)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "analyzer.cli", *args], capture_output=True, timeout=120, env=env, cwd=ROOT
+        )
+    except subprocess.TimeoutExpired:
+        return None, "", "", "subprocess timed out"
+    decode = lambda b: b.decode("utf-8", "backslashreplace")  # noqa: E731
+    return proc.returncode, decode(proc.stdout), decode(proc.stderr), ""
+
+
+def _worker(conn: Connection, base: str, subprocess_every: int = 0) -> None:
+    import resource
+
     os.environ.pop("SHARDLOG_DEBUG", None)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > ADDRESS_SPACE_LIMIT:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, hard))
     while True:
         try:
             msg = conn.recv()
@@ -964,7 +1081,7 @@ def _worker(conn: Connection, base: str) -> None:
             return
         index, case = msg
         try:
-            out = run_one(case, Path(base))
+            out = run_one(case, Path(base), in_subprocess=bool(subprocess_every) and index % subprocess_every == 0)
         except BaseException as exc:  # noqa: BLE001 - the harness itself must report, not die
             out = Outcome(case.category, case.name, None, exception=f"harness: {type(exc).__name__}: {exc}")
         conn.send((index, out))
@@ -977,18 +1094,27 @@ class _Slot:
     busy: tuple[int, float] | None = None
 
 
-def _start(ctx, base: str) -> _Slot:
+def _start(ctx, base: str, subprocess_every: int = 0) -> _Slot:
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_worker, args=(child, base), daemon=True)
+    proc = ctx.Process(target=_worker, args=(child, base, subprocess_every), daemon=True)
     proc.start()
     child.close()
     return _Slot(proc, parent)
 
 
 def run_cases(
-    cases: Sequence[Case], *, jobs: int = 2, timeout: float = 20.0, progress: Callable[[int], None] | None = None
+    cases: Sequence[Case],
+    *,
+    jobs: int = 2,
+    timeout: float = 20.0,
+    progress: Callable[[int], None] | None = None,
+    subprocess_every: int = 0,
 ) -> list[Outcome]:
     """Run every case in ``jobs`` worker processes; a case over ``timeout`` seconds is a hang.
+
+    Args:
+        subprocess_every: run every n-th case in a ``python -m analyzer.cli`` subprocess of the
+            worker instead of in-process (0: none), to check the real exit code and stderr.
 
     Returns:
         One :class:`Outcome` per case, in the order of ``cases``.
@@ -996,7 +1122,7 @@ def run_cases(
     ctx = mp.get_context("spawn")
     base = tempfile.mkdtemp(prefix="shardlog-fuzz-")
     results: list[Outcome | None] = [None] * len(cases)
-    slots = [_start(ctx, base) for _ in range(max(1, jobs))]
+    slots = [_start(ctx, base, subprocess_every) for _ in range(max(1, jobs))]
     todo = list(range(len(cases)))[::-1]
     done = 0
     try:
@@ -1021,13 +1147,13 @@ def run_cases(
                             None,
                             exception=(f"worker died (exit {slot.proc.exitcode})"),
                         )
-                        _replace(slots, slot, ctx, base)
+                        _replace(slots, slot, ctx, base, subprocess_every)
                     results[i] = out
                     slot.busy = None
                     done += 1
                 elif time.monotonic() - started > timeout:
                     results[i] = Outcome(cases[i].category, cases[i].name, None, hang=True, seconds=timeout)
-                    _replace(slots, slot, ctx, base)
+                    _replace(slots, slot, ctx, base, subprocess_every)
                     done += 1
                 if progress and results[i] is not None:
                     progress(done)
@@ -1045,11 +1171,17 @@ def run_cases(
     return [r for r in results if r is not None]
 
 
-def _replace(slots: list[_Slot], slot: _Slot, ctx, base: str) -> None:
+def _replace(slots: list[_Slot], slot: _Slot, ctx, base: str, subprocess_every: int = 0) -> None:
     if slot.proc.is_alive():
         slot.proc.kill()  # our own worker, by its handle
     slot.proc.join(timeout=5)
-    slots[slots.index(slot)] = _start(ctx, base)
+    slots[slots.index(slot)] = _start(ctx, base, subprocess_every)
+
+
+#: Characters that must never reach the terminal raw: C0 controls but tab and newline, DEL,
+#: C1 controls, bidi overrides.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_VERDICT_LINE = re.compile(r"^(verified|discrepancy) \(", re.MULTILINE)
 
 
 def problems(out: Outcome) -> list[str]:
@@ -1060,18 +1192,26 @@ def problems(out: Outcome) -> list[str]:
         return ["hang"]
     if out.exception:
         bad.append(f"exception {out.exception}")
-    if out.exit_code not in (0, 1, 2):
-        bad.append(f"exit code {out.exit_code}")
+    if out.exit_code not in (out.expect or (0, 1, 2)):
+        bad.append(f"exit code {out.exit_code} (expected {out.expect or (0, 1, 2)})")
     if "Traceback" in text:
         bad.append("traceback in output")
     if "internal error" in text:
         bad.append("internal error")
+    if "out of memory" in text or out.max_rss_mb > MEMORY_LIMIT_MB:
+        bad.append(f"memory bound (peak {out.max_rss_mb:.0f} MiB)")
     if out.exit_code == 2:
         lines = (out.stderr or out.output).strip("\n").split("\n")
         if len(lines) != 1 or not lines[0].startswith("shardlog: error:"):
             bad.append(f"exit 2 without one error line: {lines[:3]!r}")
+    if CONTROL.search(text):
+        bad.append(f"unescaped control character {CONTROL.search(text).group()!r} in the output")
+    if len(_VERDICT_LINE.findall(out.output)) > 1:
+        bad.append("more than one verdict line")
     if out.changed:
         bad.append(f"input files changed: {out.changed}")
+    if out.payload_ran:
+        bad.append("a payload in the input ran")
     return bad
 
 
@@ -1162,4 +1302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fuzz as _module  # this file under its own name: the cases and workers must use one module
+
+    sys.exit(_module.main())

@@ -521,7 +521,7 @@ def test_user_rule_cannot_certify_a_bug(files):
         ('Hint("n", "missing-allreduce").', "Hint"),
         ('Holds(s, "Replicate", -1, "") :- GraphOutput("seq", s, _).', "Holds"),
         ('Frontier(n, 0, s) :- Node_Output("seq", n, 0, s).', "Frontier"),
-        ('Check_CollectiveCount(0, 1) :- WorldSize(2).', "Check_CollectiveCount"),
+        ("Check_CollectiveCount(0, 1) :- WorldSize(2).", "Check_CollectiveCount"),
         ('GraphOutput("seq", "y", 0).', "GraphOutput"),
         ('Pair(n, 0, n) :- Node("seq", n, _, _, _).', "Pair"),
     ],

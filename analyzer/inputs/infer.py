@@ -332,7 +332,7 @@ def load_spec(path: str | Path) -> Spec:
 
     Raises:
         InputError: a missing or unreadable file, or one that is not a regular file, over
-            2 MiB, nested over 64 levels or over 250,000 nodes with its aliases expanded
+            1 MiB, nested over 64 levels or over 250,000 nodes with its aliases expanded
             (:mod:`analyzer.inputs.yaml_file`); a YAML syntax error, or an entry that is not
             a layout.
     """

@@ -33,7 +33,7 @@ from analyzer.solve.oracles import (
 )
 from analyzer.solve.program import instrumented, load_program_cached
 from analyzer.solve.rulebook import rule_files, schema_files
-from analyzer.solve.trust import check_user_rules
+from analyzer.solve.trust import check_user_files, check_user_rules
 from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
@@ -80,6 +80,9 @@ def derive(
     if inp.proofs is not None and not memoize:
         inp.proofs.start()
     try:
+        if extra_rules:  # the user files first, alone: refused or malformed ones fail fast
+            user_files = rule_files([Path(p) for p in extra_rules])[len(rule_files()) :]
+            check_user_files(user_files, load_program_cached([*schema_files(), *rule_files()]))
         program = load_program_cached([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None

@@ -17,13 +17,13 @@ runs the graphs and reports the error of each output.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from analyzer.errors import InputError
 from analyzer.solve.rulebook import rules_dir, schemas_dir
 
-__all__ = ["EXTENSION_POINTS", "check_user_rules", "protected_relations"]
+__all__ = ["EXTENSION_POINTS", "check_user_files", "check_user_rules", "protected_relations"]
 
 #: Relations of the schema and the core library that user rules may derive.
 EXTENSION_POINTS = frozenset({"OutLayout", "Piece", "InPiece", "KnownOp"})
@@ -40,6 +40,29 @@ def protected_relations(program) -> frozenset[str]:
     return frozenset(out)
 
 
+def check_user_files(user_files: Sequence[str | Path], library) -> None:
+    """:func:`check_user_rules` of the user files alone, parsed without the library (fast: a
+    refused or malformed user file is reported without parsing and checking the library's
+    ~1,100 rules when the program cache does not hold this combination yet).
+
+    Args:
+        user_files: the ``*.dl`` files of the ``--rules`` folders.
+        library: the bundled program (its declarations say what is protected).
+
+    Raises:
+        InputError: as :func:`check_user_rules`.
+        DatalogError: a user file does not parse.
+    """
+    from analyzer.datalog import load_program
+    from analyzer.solve.rulebook import schema_files
+
+    schemas = schema_files()  # the types user declarations use
+    parsed = load_program([*schemas, *user_files], check=False)
+    bundled = {str(p) for p in schemas}
+    user = [c for c in [*parsed.rules, *parsed.facts] if c.loc.file not in bundled]
+    _refuse(user, protected_relations(library))
+
+
 def check_user_rules(program, bundled_files: Collection[str | Path]) -> None:
     """Refuse a rule or fact of a user file (any file not in ``bundled_files``) whose head is
     a :func:`protected_relations` relation.
@@ -51,8 +74,11 @@ def check_user_rules(program, bundled_files: Collection[str | Path]) -> None:
     user = [c for c in [*program.rules, *program.facts] if c.loc.file is not None and c.loc.file not in bundled]
     if not user:
         return
-    protected = protected_relations(program)
-    for clause in sorted(user, key=lambda c: (c.loc.file, c.loc.line or 0)):
+    _refuse(user, protected_relations(program))
+
+
+def _refuse(clauses, protected: frozenset[str]) -> None:
+    for clause in sorted(clauses, key=lambda c: (c.loc.file or "", c.loc.line or 0)):
         relation = clause.head.relation if hasattr(clause, "head") else clause.relation
         if relation in protected:
             raise InputError(
