@@ -602,7 +602,10 @@ class _Loader:
         self.facts: list[Fact] = []
 
     def load_file(self, path: Path, include_loc: Loc | None = None) -> None:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): read_text names it
+            resolved = path.absolute()
         if resolved in self.seen:
             return
         self.seen.add(resolved)

@@ -82,7 +82,7 @@ MAX_DERIVED_ROWS = 2_000_000
 #: Rows one run may derive per input row, when that is more than :data:`MAX_DERIVED_ROWS`.
 ROWS_PER_FACT = 50
 #: Rounds one recursive component may take, at least (at most the number of input rows otherwise).
-MAX_ROUNDS = 100_000
+MAX_ROUNDS = 20_000
 #: Characters of new symbols ``cat`` may build in one run.
 MAX_SYMBOL_CHARS = 8 << 20
 
