@@ -613,7 +613,7 @@ def _structure(rng: random.Random, models: dict[str, onnx.ModelProto], k: int = 
             rng.setstate(state)  # with "both", the same random choices on each side
             try:
                 names.append(f"{target}:{mut(rng, model)}")
-            except (IndexError, ValueError):  # an earlier mutation left nothing to mutate
+            except (IndexError, ValueError, KeyError, TypeError):  # an earlier mutation left nothing to mutate
                 names.append(f"{target}:{mut.__name__} skipped")
     files, args = _triple(_ser(seq), _ser(rank), extra=_extra_outputs(rng))
     return Case("structure", "; ".join(dict.fromkeys(names)), files, args)
