@@ -47,8 +47,9 @@ def _classify(exc: BaseException) -> str | None:
         text = str(exc).strip()
         return text.splitlines()[0] if text else type(exc).__name__
     if isinstance(exc, OSError):  # a path the user gave: missing, unreadable, a full disk
-        where = exc.filename if exc.filename is not None else "input"
-        return f"{escape(os.fsdecode(where), 200)}: {describe_os_error(exc)}"
+        if exc.filename is None:
+            return f"cannot read or write: {describe_os_error(exc)}"
+        return f"{escape(os.fsdecode(exc.filename), 200)}: {describe_os_error(exc)}"
     if isinstance(exc, UnicodeDecodeError):
         return f"input is not UTF-8 text (byte {exc.start})"
     if isinstance(exc, UnicodeError):

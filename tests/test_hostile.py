@@ -347,6 +347,17 @@ def test_runaway_rule_stops_naming_the_rule(files, rule, relation):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 1_500_000  # KiB
 
 
+def test_runaway_user_rule_through_the_cli(files):
+    """End to end: a --rules file whose recursion builds new numbers forever ends in one line
+    naming its file and line, within a time limit."""
+    (files / "rules").mkdir()
+    (files / "rules" / "num.dl").write_text(
+        '.decl Num(x: number)\nNum(0) :- Node("seq", _, _, _, _).\nNum(x + 1) :- Num(x).\n'
+        'OutLayout(n, r, m, 0, "Shard", x, "") :- Num(x), Pair(n, r, m), x < 0.\n'
+    )
+    _error(_sub(_check(files, "--rules", files / "rules"), timeout=180), "num.dl:3:", "derivation stopped")
+
+
 def test_import_fx_repeated_outputs_are_deduplicated(files):
     (files / "c.py").write_text(_FX_CONSTANT)
     positions = ",".join(["0"] * 200_000)

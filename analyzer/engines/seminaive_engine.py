@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 #: Rows one run may derive, at least (see the module docstring).
-MAX_DERIVED_ROWS = 2_000_000
+MAX_DERIVED_ROWS = 500_000
 #: Rows one run may derive per input row, when that is more than :data:`MAX_DERIVED_ROWS`.
 ROWS_PER_FACT = 50
 #: Rounds one recursive component may take, at least (at most the number of input rows otherwise).

@@ -47,7 +47,7 @@ _WHY = {
     errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted",
     errno.ENOTDIR: "a part of the path is not a folder",
-    errno.EISDIR: "is a folder, not a {what}",
+    errno.EISDIR: "is a folder, not {a_what}",
     errno.EIO: "input/output error",
 }
 
@@ -56,13 +56,18 @@ def _name(path: str | os.PathLike) -> str:
     return escape(os.fsdecode(path), 200)
 
 
+def _a(what: str) -> str:
+    """``what`` with its article: "an ONNX model", "a spec file"."""
+    return f"an {what}" if what[:1].lower() in "aeio" or what.startswith("ONNX") else f"a {what}"
+
+
 def describe_os_error(exc: OSError, what: str = "file") -> str:
     """The reason of an ``OSError`` in a few words (``no such file``, ``permission denied``)."""
     if exc.errno == errno.ENOENT:
         return f"no such {what}" if what.endswith(("folder", "file")) else "no such file"
     template = _WHY.get(exc.errno or -1)
     if template is not None:
-        return template.format(what=what)
+        return template.format(what=what, a_what=_a(what))
     return escape(exc.strerror or type(exc).__name__, 100).lower()
 
 
@@ -108,9 +113,9 @@ def check_regular(path: str | os.PathLike, what: str = "file") -> os.stat_result
         raise InputError(f"{_name(path)}: not a valid file name (contains a NUL character)") from None
     kind = _kind(st.st_mode)
     if kind is not None:
-        raise InputError(f"{_name(path)}: is {kind}, not a {what}")
+        raise InputError(f"{_name(path)}: is {kind}, not {_a(what)}")
     if _pseudo(path):
-        raise InputError(f"{_name(path)}: is a file of /proc or /sys, not a {what}")
+        raise InputError(f"{_name(path)}: is a file of /proc or /sys, not {_a(what)}")
     return st
 
 
@@ -127,9 +132,9 @@ def check_folder(path: str | os.PathLike, what: str = "folder") -> None:
     except OSError as exc:
         raise InputError(f"{_name(path)}: {describe_os_error(exc, what)}") from None
     if not stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{_name(path)}: is {_kind(st.st_mode) or 'a file'}, not a {what}")
+        raise InputError(f"{_name(path)}: is {_kind(st.st_mode) or 'a file'}, not {_a(what)}")
     if _pseudo(path):
-        raise InputError(f"{_name(path)}: is a folder of /proc or /sys, not a {what}")
+        raise InputError(f"{_name(path)}: is a folder of /proc or /sys, not {_a(what)}")
     try:
         with os.scandir(path):
             pass
@@ -159,9 +164,9 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: str = "model"
         st = os.fstat(fd)
         kind = _kind(st.st_mode)
         if kind is not None:
-            raise InputError(f"{_name(path)}: is {kind}, not a {what}")
+            raise InputError(f"{_name(path)}: is {kind}, not {_a(what)}")
         if st.st_size > cap:
-            raise InputError(f"{_name(path)}: {st.st_size} bytes, over the limit of {cap} bytes for a {what}")
+            raise InputError(f"{_name(path)}: {st.st_size} bytes, over the limit of {cap} bytes for {_a(what)}")
         with os.fdopen(fd, "rb", closefd=True) as fh:
             fd = -1
             data = fh.read(cap + 1)
@@ -171,7 +176,7 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: str = "model"
         if fd >= 0:
             os.close(fd)
     if len(data) > cap:
-        raise InputError(f"{_name(path)}: over the limit of {cap} bytes for a {what}")
+        raise InputError(f"{_name(path)}: over the limit of {cap} bytes for {_a(what)}")
     return data
 
 
@@ -186,7 +191,7 @@ def read_text(path: str | os.PathLike, what: str = "file", limit: str = "rules")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{_name(path)}: not a {what} (not UTF-8 text: byte {exc.start})") from None
+        raise InputError(f"{_name(path)}: not {_a(what)} (not UTF-8 text: byte {exc.start})") from None
 
 
 def list_files(folder: str | os.PathLike, suffix: str, what: str = "folder") -> Iterator[Path]:
