@@ -12,7 +12,7 @@ golden-case listings, the tables ``query`` reads) goes through :func:`read_bytes
   file or folder is named as such;
 - a file over its kind's size limit (:data:`LIMITS`) is refused before it is read whole.
 
-The limits are documented in README ("Input limits").
+The limits are documented in README ("Hostile input").
 """
 
 from __future__ import annotations
