@@ -1,9 +1,16 @@
 """Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``,
-``shardlog import-hlo``.
+``shardlog rules test``, ``shardlog import-hlo``.
 
-Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
-stderr, never a traceback), 3 internal error (a bug of ours), 4 internal inconsistency (with
-``--numeric``: the numeric witness refutes a relation the rules derived).
+Exit codes of every command: 0 verified (or done), 1 discrepancy (or a failing golden case),
+2 usage or input error (one ``shardlog: error:`` line on stderr, never a traceback), 4 internal
+inconsistency (``check --numeric``: the numeric witness refutes a relation the rules derived), 70 an
+internal error: a bug of shardlog's, not of the input (:data:`analyzer.errors.INTERNAL_ERROR_EXIT`;
+one line saying how to report it, and the traceback with ``SHARDLOG_DEBUG=1``).
+
+Errors are turned into that line in one place, :class:`_OneLineErrors` (the command group),
+for every command: :func:`_classify` says what is the user's input (an ``InputError``, a rule
+file that does not parse, an ``OSError`` on a path, text that is not UTF-8, input nested over
+Python's recursion limit, input too large for memory) and what is a bug.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
@@ -18,16 +26,19 @@ import click
 from rich.console import Console
 
 from analyzer.engines import DEFAULT_ENGINE, ENGINES
-from analyzer.errors import InputError
+from analyzer.errors import INTERNAL_ERROR_EXIT, InputError, escape, shown
 
 __all__ = ["EXIT_CODES", "main"]
 
-#: exit code of ``check`` per verdict (2: usage or input error, 3: internal error)
+#: exit code of ``check`` per verdict (2: usage or input error, 70: internal error)
 EXIT_CODES = {"verified": 0, "discrepancy": 1, "inconsistent": 4}
+
+#: Longest error line (characters of the message; names in it are cut shorter).
+_MAX_MESSAGE = 1000
 
 
 def _fail(message: str) -> None:
-    click.echo(f"shardlog: error: {message}", err=True)
+    click.echo(f"shardlog: error: {escape(message, _MAX_MESSAGE)}", err=True)
     sys.exit(2)
 
 
@@ -44,45 +55,68 @@ def _show_engine_warning(show):
     return one_line
 
 
+def _classify(exc: BaseException) -> str | None:
+    """The one-line message of an exception caused by the user's input, None for a bug of ours."""
+    from analyzer.datalog import DatalogError
+    from analyzer.engines import EngineError, EngineUnavailable
+    from analyzer.inputs.files import describe_os_error
+
+    if isinstance(exc, (InputError, DatalogError, EngineError, EngineUnavailable)):
+        text = str(exc).strip()
+        return text.splitlines()[0] if text else type(exc).__name__
+    if isinstance(exc, OSError):  # a path the user gave: missing, unreadable, a full disk
+        if exc.filename is None:
+            return f"cannot read or write: {describe_os_error(exc)}"
+        return f"{escape(os.fsdecode(exc.filename), 200)}: {describe_os_error(exc)}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"input is not UTF-8 text (byte {exc.start})"
+    if isinstance(exc, UnicodeError):
+        return f"text that cannot be encoded: {escape(str(exc), 200)}"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply (over Python's recursion limit)"
+    if isinstance(exc, MemoryError):
+        return "out of memory: the input is too large"
+    return None
+
+
+def _internal_error(exc: BaseException) -> None:
+    if os.environ.get("SHARDLOG_DEBUG"):
+        traceback.print_exception(exc, file=sys.stderr)
+    click.echo(
+        f"shardlog: internal error: {type(exc).__name__}: {escape(str(exc), 300)} (a bug in shardlog, not in your "
+        "input: please report it with the command line and input files; SHARDLOG_DEBUG=1 shows the traceback)",
+        err=True,
+    )
+    sys.exit(INTERNAL_ERROR_EXIT)
+
+
 def _user_errors(fn):
-    """Turn user-facing errors into one line and exit code 2."""
+    """Print an engine's warnings (Soufflé's) as one line each; errors are turned into one line
+    by the group (:class:`_OneLineErrors`) for every command."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from analyzer.datalog import DatalogError
-        from analyzer.engines import EngineError, EngineUnavailable
-
-        try:
-            with warnings.catch_warnings():
-                warnings.showwarning = _show_engine_warning(warnings.showwarning)
-                return fn(*args, **kwargs)
-        except (InputError, EngineUnavailable, EngineError, DatalogError) as exc:
-            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        except KeyboardInterrupt:
-            _fail("interrupted")
-        except Exception as exc:  # a bug of ours: still one line unless asked for more
-            if os.environ.get("SHARDLOG_DEBUG"):
-                raise
-            click.echo(
-                f"shardlog: internal error: {type(exc).__name__}: {exc} (set SHARDLOG_DEBUG=1 for a traceback)",
-                err=True,
-            )
-            sys.exit(3)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_engine_warning(warnings.showwarning)
+            return fn(*args, **kwargs)
 
     return wrapper
 
 
 class _OneLineErrors(click.Group):
-    """A click group whose usage errors are one ``shardlog: error:`` line and exit code 2
-    (click's own format is a Usage/Try/Error block)."""
+    """A click group whose errors are one ``shardlog: error:`` line and exit code 2 (click's own
+    usage format is a Usage/Try/Error block), and whose internal errors are one line and exit
+    code 70 (module docstring)."""
 
     def main(self, *args, **kwargs):  # noqa: D102
         kwargs["standalone_mode"] = False
         try:
             super().main(*args, **kwargs)
+        except SystemExit:
+            raise
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
+        except (click.exceptions.Abort, KeyboardInterrupt):
             _fail("interrupted")
         except click.exceptions.NoArgsIsHelpError as exc:
             click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
@@ -92,6 +126,11 @@ class _OneLineErrors(click.Group):
             _fail(where + " ".join(exc.format_message().split()))
         except click.ClickException as exc:
             _fail(" ".join(exc.format_message().split()))
+        except Exception as exc:
+            message = _classify(exc)
+            if message is None:
+                _internal_error(exc)
+            _fail(message)
         sys.exit(0)
 
 
@@ -109,7 +148,12 @@ def main() -> None:
 @click.option(
     "--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rule folder (repeatable)."
 )
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the JSON report here (-: standard output; the text report then goes to stderr).",
+)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here.")
 @click.option(
@@ -181,12 +225,17 @@ def check(
     """
     from analyzer.api import check as run_check
     from analyzer.reports.tables import write_tables
-    from analyzer.reports.text import print_coverage, print_text, write_json
+    from analyzer.reports.text import json_text, print_coverage, print_text
+    from analyzer.reports.write import STDOUT, refuse_overwriting, write_atomic
 
-    _refuse_overwriting_inputs([seq, *ranks, spec], [json_path, html_path, sarif_path])
+    reports = {"--json": json_path, "--html": html_path, "--sarif": sarif_path}
+    _refuse_same_outputs(reports)
+    inputs = [seq, *ranks, *_spec_files(spec), *_rule_files(rule_dirs)]
+    refuse_overwriting(inputs, reports.values())
 
-    # soft_wrap: report lines carry paths and source locations that must stay greppable
-    console = Console(highlight=False, soft_wrap=True)
+    # soft_wrap: report lines carry paths and source locations that must stay greppable;
+    # with --json -, standard output is the JSON report and the text report goes to stderr
+    console = Console(highlight=False, soft_wrap=True, stderr=json_path == STDOUT)
     err_console = Console(stderr=True, highlight=False, soft_wrap=True)
     status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
     with status:
@@ -204,23 +253,24 @@ def check(
             pipeline=pipeline,
             world_size=world_size,
         )
-    try:
-        if json_path:
-            write_json(result, json_path)
-        if out_dir:
-            write_tables(result.derivation, out_dir)
-        if html_path:
-            from analyzer.reports.html import write_html
+    # every report is made before any is written: a report that cannot be made leaves no file
+    texts = []
+    if json_path:
+        texts.append((json_path, json_text(result)))
+    if html_path:
+        from analyzer.reports.html import render_html
 
-            write_html(result, html_path)
-        if sarif_path:
-            from analyzer.reports.sarif import write_sarif
+        texts.append((html_path, render_html(result)))
+    if sarif_path:
+        from analyzer.reports.sarif import sarif_text
 
-            write_sarif(result, sarif_path)
-    except OSError as exc:
-        raise InputError(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}") from None
+        texts.append((sarif_path, sarif_text(result)))
+    for path, text in texts:
+        write_atomic(path, text)
+    if out_dir:
+        write_tables(result.derivation, out_dir, inputs)
     if quiet:
-        click.echo(result.verdict)
+        click.echo(result.verdict, err=json_path == STDOUT)
     else:
         print_text(result, console, verbose=verbose, explain=explain)
     if coverage:
@@ -228,11 +278,33 @@ def check(
     sys.exit(EXIT_CODES.get(result.verdict, 1))
 
 
-def _refuse_overwriting_inputs(inputs, outputs) -> None:
-    given = {Path(p).resolve() for p in inputs if p}
-    for out in outputs:
-        if out and Path(out).resolve() in given:
-            raise InputError(f"{out}: is one of the input files; refusing to overwrite it")
+def _refuse_same_outputs(reports: dict[str, str | None]) -> None:
+    """Two report options naming one file (one would overwrite the other) are refused."""
+    seen: dict[str, str] = {}
+    for option, path in reports.items():
+        if not path:
+            continue
+        key = os.path.realpath(path) if path != "-" else "-"
+        if key in seen:
+            raise InputError(f"{seen[key]} and {option} name the same file {escape(os.fsdecode(path), 200)}")
+        seen[key] = option
+
+
+def _spec_files(spec: str | None) -> list[str]:
+    """The spec file and the files it names (a mesh spec's ``replica_seq``)."""
+    if not spec:
+        return []
+    from analyzer.inputs.infer import load_spec
+
+    loaded = load_spec(spec)
+    return [spec] + ([loaded.replica_seq] if loaded.replica_seq else [])
+
+
+def _rule_files(rule_dirs) -> list[Path]:
+    """The rule files of the ``--rules`` folders (checked as the check reads them)."""
+    from analyzer.inputs.files import list_files
+
+    return [f for folder in rule_dirs for f in list_files(folder, ".dl", "rules folder")]
 
 
 def _null():
@@ -251,12 +323,19 @@ def facts(model, out_dir, graph) -> None:
     from analyzer.reports.tables import write_model_facts
 
     count = write_model_facts(model, out_dir, graph)
-    click.echo(f"wrote {count} fact files to {out_dir}")
+    click.echo(f"wrote {count} fact files to {escape(out_dir)}")
 
 
 @main.command("import-fx")
 @click.argument("dump", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The ONNX file to write (-: standard output).",
+)
 @click.option(
     "--world-size",
     type=click.IntRange(min=1),
@@ -276,20 +355,20 @@ def import_fx_command(dump, out, world_size, constants, positions) -> None:
     import onnx
 
     from analyzer.importers.fx import import_fx
+    from analyzer.reports.write import refuse_overwriting, write_atomic
 
-    _refuse_overwriting_inputs([dump], [out])
+    refuse_overwriting([dump], [out])
     values = _parse_constants(constants)
     model = import_fx(dump, world_size=world_size, constants=values, outputs=_parse_positions(positions))
     unknown = sorted(set(values) - {i.name for i in model.graph.initializer})
     if unknown:
-        raise InputError(f"{dump}: --constant {unknown[0]}: the graph has no constant of that name")
+        raise InputError(f"{dump}: --constant {shown(unknown[0])}: the graph has no constant of that name")
     onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
-    try:
-        onnx.save(model, out)
-    except OSError as exc:
-        raise InputError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    write_atomic(out, model.SerializeToString())
     g = model.graph
-    click.echo(f"wrote {out}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs")
+    # with -o -, standard output is the model: the summary goes to stderr
+    summary = f"wrote {escape(out)}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs"
+    click.echo(summary, err=out == "-")
 
 
 @main.command("import-hlo")
@@ -330,7 +409,7 @@ def _parse_constants(items) -> dict[str, float]:
         except ValueError:
             value = None
         if value is None or not name.strip():
-            raise InputError(f"--constant {item!r}: expected NAME=NUMBER")
+            raise InputError(f"--constant {shown(item)}: expected NAME=NUMBER")
         values[name.strip()] = value
     return values
 
@@ -339,9 +418,10 @@ def _parse_positions(text: str | None) -> list[int] | None:
     if text is None:
         return None
     try:
-        return [int(p) for p in text.split(",")]
+        positions = [int(p) for p in text.split(",")]
     except ValueError:
-        raise InputError(f"--outputs {text!r}: expected comma-separated positions such as 0,1") from None
+        raise InputError(f"--outputs {shown(text)}: expected comma-separated positions such as 0,1") from None
+    return list(dict.fromkeys(positions))  # a position given twice is kept once
 
 
 @main.command()
@@ -354,7 +434,12 @@ def query(out_dir, relation, conditions) -> None:
     from analyzer.reports.tables import query_table
 
     frame = query_table(out_dir, relation, conditions)
-    click.echo(frame.to_string(index=False) if len(frame) else f"(no rows in {relation})")
+    if not len(frame):
+        click.echo(f"(no rows in {relation})")
+        return
+    frame = frame.map(escape)  # the cells are names from a model: shown with control characters escaped
+    frame.columns = [escape(c) for c in frame.columns]
+    click.echo(frame.to_string(index=False))
 
 
 @main.group()
@@ -373,9 +458,9 @@ def rules_test(folder, engines) -> None:
     """
     from analyzer.datalog.golden import find_cases, run_golden_case
     from analyzer.engines import EngineUnavailable, available_engines, get_engine
+    from analyzer.inputs.files import check_folder
 
-    if not Path(folder).is_dir():
-        raise InputError(f"{folder}: no such folder")
+    check_folder(folder, "folder")
     cases = find_cases(folder)
     if not cases:
         raise InputError(f"{folder}: no golden case (a folder with facts/, expected/ and program.dl or program.txt)")
@@ -384,19 +469,19 @@ def rules_test(folder, engines) -> None:
         try:
             engine = get_engine(name)
         except EngineUnavailable as exc:
-            click.echo(f"skip {name}: {exc}")
+            click.echo(f"skip {escape(name)}: {escape(exc)}")
             continue
         for case in cases:
             try:
                 mismatches = run_golden_case(case, engine)
             except EngineUnavailable as exc:
-                click.echo(f"skip {case.name} on {name}: {exc}")
+                click.echo(f"skip {escape(case.name)} on {escape(name)}: {escape(exc)}")
                 continue
             status = "ok" if not mismatches else "FAIL"
             failed += bool(mismatches)
-            click.echo(f"{status:4} {case.name} ({name})")
+            click.echo(f"{status:4} {escape(case.name)} ({escape(name)})")
             for m in mismatches:
-                click.echo(f"     {m}")
+                click.echo(f"     {escape(m, 2000)}")
     click.echo(f"{failed} failed" if failed else "all cases pass")
     sys.exit(1 if failed else 0)
 

@@ -45,6 +45,7 @@ import onnx
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
 from analyzer.facts.extract import model_key
+from analyzer.inputs.files import check_regular
 from analyzer.inputs.infer import Spec
 from analyzer.inputs.load import load_inputs
 from analyzer.layout import REPLICATE, Layout
@@ -150,8 +151,10 @@ def check_mesh(
     if len(paths) != d * t:
         raise InputError(f"{spec.path}: mesh {outer}={d} x {inner}={t} needs {d * t} rank files, got {len(paths)}")
     replica = spec.replica_seq
-    if not Path(replica).is_file():
-        raise InputError(f"{replica}: no such file (replica_seq of {spec.path})")
+    try:
+        check_regular(replica, "ONNX model")
+    except InputError as exc:
+        raise InputError(f"{exc} (replica_seq of {spec.path})") from None
     info = MeshInfo(axes, replica)
     solved: dict[tuple[str, ...], MeshCheck] = {}
     for i in range(d):

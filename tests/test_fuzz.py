@@ -1,24 +1,33 @@
-"""Fuzzing the front door of ``shardlog check`` (generator and runner: ``scripts/fuzz.py``).
+"""Fuzzing every subcommand with bad and hostile input (generator and runner: ``scripts/fuzz.py``
+and ``scripts/fuzz_commands.py``; the classes and the figures of the last run: docs/fuzzing.md).
 
-``test_fuzz_front_door`` runs 1,200 generated bad inputs (mutated and truncated ONNX files,
-cycles, dangling inputs, absurd shapes, hostile strings, bad spec files, odd paths) through
-the CLI in worker processes with a per-case time limit. Every case must end in a report
-(exit 0/1) or one ``shardlog: error:`` line (exit 2): never a traceback, an internal error
-(exit 3), a hang, or a change to the input files. The other tests pin each robustness fix
-found by the fuzzer, and mark the bugs it found outside the front door as expected failures.
+``test_fuzz_every_command`` runs 1,200 generated inputs (mutated and truncated ONNX files,
+cycles, absurd shapes, hostile strings, bad specs and YAML bombs, odd paths, FIFOs, devices and
+links in every input role, reports aimed at inputs, mutated rule files and torch.fx dumps,
+names that forge output) through ``check``, ``import-fx``, ``facts``, ``query`` and ``rules
+test`` in worker processes with a per-input time limit, every 40th in a subprocess. Every input
+must end in a report (exit 0/1) or one ``shardlog: error:`` line (exit 2): never a traceback,
+an internal error (exit 70), a hang, a change to an input file, a control character on the
+terminal, a second verdict line, a payload that ran, or a worker over 2 GiB. The hypothesis
+tests below add ~1,000 inputs to the parsers in-process (YAML, Datalog, torch.fx, file names)
+and to the escaping of names. The other tests pin each robustness fix the fuzzer found.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import onnx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from onnx import helper
 
 from analyzer.cli import main
@@ -30,21 +39,194 @@ import fuzz  # noqa: E402  (scripts/fuzz.py)
 
 FUZZ_CASES = 1200
 FUZZ_SEED = 20261121
-CASE_TIMEOUT = 20.0  # seconds; the slowest generated case takes ~2.5 s
+CASE_TIMEOUT = 60.0  # seconds; the slowest generated input takes ~3 s on a quiet machine
+SUBPROCESS_EVERY = 40
 
 
-def test_fuzz_front_door():
+def test_fuzz_every_command():
     cases = list(fuzz.generate(FUZZ_CASES, FUZZ_SEED))
     per_category = Counter(c.category for c in cases)
     assert len(cases) >= 1000
     assert set(per_category) == set(fuzz.CATEGORIES), per_category
-    outcomes = fuzz.run_cases(cases, jobs=2, timeout=CASE_TIMEOUT)
+    assert {c.command for c in cases} == {"check", "import-fx", "facts", "query", "rules test"}
+    t0 = time.perf_counter()
+    outcomes = fuzz.run_cases(cases, jobs=2, timeout=CASE_TIMEOUT, subprocess_every=SUBPROCESS_EVERY)
+    seconds = time.perf_counter() - t0
     assert len(outcomes) == len(cases)
     failing = [(o.category, o.name[:100], fuzz.problems(o), (o.stderr or o.output)[:300]) for o in outcomes]
     failing = [f for f in failing if f[2]]
     assert not failing, f"{len(failing)} failing inputs, first ones:\n" + "\n".join(map(repr, failing[:10]))
     codes = Counter(o.exit_code for o in outcomes)
     assert codes[2] > 0 and codes[0] + codes[1] > 0, codes  # both reports and input errors were reached
+    assert sum(o.subprocess for o in outcomes) >= FUZZ_CASES // SUBPROCESS_EVERY
+    print(f"\nfuzz: {len(outcomes)} inputs in {seconds:.0f} s, exit codes {dict(codes)}, 0 failing")
+
+
+# --------------------------------------------------------------------------- hypothesis: parsers in-process
+
+_FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_CONTROL = fuzz.CONTROL
+
+
+@_FAST
+@given(st.text(), st.integers(min_value=1, max_value=400))
+def test_escape_gives_one_clean_line(text, limit):
+    from analyzer.errors import escape
+
+    shown = escape(text, limit)
+    assert "\n" not in shown and "\r" not in shown and not _CONTROL.search(shown)
+    assert len(shown) <= limit * 10 + 30  # each kept character is at most one \UXXXXXXXX escape
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True),
+    st.text(max_size=30),
+)
+_YAML_DATA = st.recursive(
+    _SCALARS,
+    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5),
+    max_leaves=30,
+)
+
+
+@_FAST
+@given(_YAML_DATA, st.sampled_from(["yaml", "mutated", "aliased"]), st.randoms(use_true_random=False))
+def test_spec_loader_on_generated_yaml(data, how, rng):
+    """Any YAML text (dumped from random data, then maybe cut or given aliases) loads or is one
+    InputError; a spec built from it is a Spec or one InputError."""
+    import yaml
+
+    from analyzer.errors import InputError
+    from analyzer.inputs.yaml_file import load_yaml_text
+
+    text = yaml.safe_dump({"relations": data, "world_size": data}, allow_unicode=True)
+    if how == "mutated" and text:
+        i = rng.randrange(len(text))
+        text = (
+            text[:i] + rng.choice(["&a ", "*a", "[", "{", "!!python/object:os.system", "\x00", "- ", ": "]) + text[i:]
+        )
+    elif how == "aliased":
+        text = (
+            "base: &a " + yaml.safe_dump(data, default_flow_style=True).strip() + "\n" + text.replace(": ", ": *a #", 1)
+        )
+    t0 = time.perf_counter()
+    try:
+        load_yaml_text(text, "spec.yaml")
+    except InputError as exc:
+        assert "\n" not in str(exc)
+    assert time.perf_counter() - t0 < 10
+
+
+_DL_TOKENS = st.sampled_from(
+    [
+        ".decl",
+        ".type",
+        ".input",
+        ".output",
+        "#include",
+        "A",
+        "B",
+        "Holds",
+        "OutLayout",
+        "x",
+        "y",
+        "_",
+        "(",
+        ")",
+        ",",
+        ".",
+        ":-",
+        "!",
+        "=",
+        "<",
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "count",
+        "sum",
+        ":",
+        "{",
+        "}",
+        "number",
+        "symbol",
+        '"s"',
+        '"\\"',
+        "1",
+        "-1",
+        "2147483648",
+        "cat",
+        "to_number",
+        "\n",
+        " ",
+        "//",
+        "/*",
+        "*/",
+        "\xff",
+        "\x00",
+    ]
+)
+
+
+@_FAST
+@given(st.lists(_DL_TOKENS, max_size=60))
+def test_datalog_parser_on_token_soup(tokens):
+    """Any token soup is a program or one DatalogError (never another exception)."""
+    from analyzer.datalog import DatalogError, parse_string
+
+    text = " ".join(tokens)
+    try:
+        parse_string(text, filename="soup.dl")
+    except DatalogError as exc:
+        assert str(exc)
+
+
+_FX_DUMP = __import__("fuzz_commands").FX_DUMP
+
+
+@_FAST
+@given(st.integers(min_value=0), st.text(max_size=40), st.sampled_from(["insert", "replace", "cut"]))
+def test_fx_parser_on_mutated_dumps(at, text, how):
+    """Any mutation of a dump parses or is one InputError naming the dump."""
+    from analyzer.errors import InputError
+    from analyzer.importers.fx.parse import parse_fx_text
+
+    i = at % (len(_FX_DUMP) + 1)
+    dump = {"insert": _FX_DUMP[:i] + text + _FX_DUMP[i:], "replace": _FX_DUMP[:i] + text + _FX_DUMP[i + len(text) :]}
+    dump["cut"] = _FX_DUMP[:i]
+    try:
+        parse_fx_text(dump[how], "dump.py")
+    except InputError as exc:
+        assert str(exc).startswith("dump.py")
+
+
+@_FAST
+@given(name=st.binary(min_size=1, max_size=300), make=st.booleans())
+def test_file_names_are_read_or_refused_in_one_line(name, make, tmp_path_factory):
+    """Any byte string as a file name (made as a file or not) is read, or refused with one
+    clean InputError line."""
+    from analyzer.errors import InputError
+    from analyzer.inputs.files import read_bytes
+
+    folder = os.fsencode(tmp_path_factory.getbasetemp())
+    path = os.path.join(folder, name.replace(b"/", b"_"))
+    if make:
+        try:
+            with open(path, "wb") as fh:
+                fh.write(b"x")
+        except (OSError, ValueError):  # a NUL byte, a name over 255 bytes, "." or ".."
+            pass
+    try:
+        assert read_bytes(os.fsdecode(path), "ONNX model") == b"x"
+    except InputError as exc:
+        assert "\n" not in str(exc) and not _CONTROL.search(str(exc))
+    finally:
+        if make and os.path.isfile(path):
+            os.unlink(path)
 
 
 # --------------------------------------------------------------------------- single regressions

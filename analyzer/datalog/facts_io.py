@@ -108,10 +108,17 @@ def read_relation_file(path: Path | str, decl: Decl) -> list[tuple]:
         The tuples in file order (duplicates kept).
 
     Raises:
-        DatalogError: On a malformed line.
+        DatalogError: On a malformed line, or a file that cannot be read, is not a regular
+            file, is over 512 MiB or is not UTF-8 (:func:`analyzer.inputs.files.read_text`).
     """
+    from analyzer.errors import InputError
+    from analyzer.inputs.files import read_text
+
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = read_text(path, "fact file", limit="facts")
+    except InputError as exc:
+        raise DatalogError(str(exc)) from None
     rows = []
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -161,9 +168,17 @@ def read_facts_dir(
     Raises:
         DatalogError: On an undeclared relation or a malformed file.
     """
+    from analyzer.errors import InputError
+    from analyzer.inputs.files import check_folder
+
     directory = Path(directory)
+    try:
+        check_folder(directory, "facts folder")
+        found = sorted(directory.glob(f"*{suffix}"))
+    except (InputError, OSError) as exc:
+        raise DatalogError(str(exc) if isinstance(exc, InputError) else f"{directory}: {exc.strerror}") from None
     out: dict[str, list[tuple]] = {}
-    for path in sorted(directory.glob(f"*{suffix}")):
+    for path in found:
         name = path.name[: -len(suffix)]
         decl = decls.get(name)
         if decl is None:

@@ -32,6 +32,8 @@ from analyzer.datalog.facts_io import (
 )
 from analyzer.datalog.parser import load_program
 from analyzer.datalog.syntax import Program
+from analyzer.errors import InputError
+from analyzer.inputs.files import read_text
 
 if TYPE_CHECKING:
     from analyzer.engines.base import Engine
@@ -64,10 +66,11 @@ def is_case(path: Path | str) -> bool:
         path: A directory.
 
     Returns:
-        ``True`` if it holds ``program.dl`` or ``program.txt``.
+        ``True`` if it holds ``program.dl`` or ``program.txt`` (of any kind: one that is not a
+        regular file is refused when read).
     """
     path = Path(path)
-    return (path / "program.dl").is_file() or (path / "program.txt").is_file()
+    return any((path / name).exists() or (path / name).is_symlink() for name in ("program.dl", "program.txt"))
 
 
 def find_cases(path: Path | str) -> list[Path]:
@@ -105,16 +108,22 @@ def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> P
     base = Path(root) if root is not None else repo_root(case)
     files: list[Path] = []
     listing = case / "program.txt"
-    if listing.is_file():
-        for lineno, raw in enumerate(listing.read_text(encoding="utf-8").splitlines(), start=1):
+    if listing.exists() or listing.is_symlink():
+        try:
+            text = read_text(listing, "program listing", limit="listing")
+        except InputError as exc:
+            raise DatalogError(str(exc)) from None
+        for lineno, raw in enumerate(text.splitlines(), start=1):
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
+            if Path(line).is_absolute():
+                raise DatalogError(f"{listing}:{lineno}: {line!r} is an absolute path (list files relative to {base})")
             matches = sorted(base.glob(line)) if any(ch in line for ch in "*?[") else [base / line]
             if not matches or not all(m.exists() for m in matches):
                 raise DatalogError(f"{listing}:{lineno}: no file matches {line!r} under {base}")
             files.extend(matches)
-    if (case / "program.dl").is_file():
+    if (case / "program.dl").exists() or (case / "program.dl").is_symlink():
         files.append(case / "program.dl")
     if not files:
         raise DatalogError(f"{case}: no program.dl or program.txt")

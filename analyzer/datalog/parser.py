@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -56,6 +56,8 @@ from analyzer.datalog.syntax import (
     body_vars,
     term_vars,
 )
+from analyzer.errors import InputError
+from analyzer.inputs.files import list_files, read_text
 
 __all__ = ["SOUFFLE_RESERVED", "load_program", "parse_string", "read_decls"]
 
@@ -548,6 +550,25 @@ def _parse_error(exc: UnexpectedInput, text: str, file: str | None) -> DatalogEr
     return DatalogError(f"parse error: {str(exc).splitlines()[0]}", loc)
 
 
+#: Deepest parse tree of a file (the bundled library's is 12): a deeper one (``1+1+...+1`` of
+#: 900 terms) is an error, before the transformer and the checks recurse into it.
+MAX_TREE_DEPTH = 100
+
+
+def _check_depth(tree: Tree, file: str | None) -> None:
+    """Raise a DatalogError at the first subtree nested over :data:`MAX_TREE_DEPTH` levels."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, Tree):
+            continue
+        if depth > MAX_TREE_DEPTH:
+            meta = node.meta
+            loc = Loc(file, getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0)
+            raise DatalogError(f"expression nested too deeply (over {MAX_TREE_DEPTH} levels of the parse tree)", loc)
+        stack.extend((child, depth + 1) for child in node.children)
+
+
 def _parse_items(text: str, file: str | None) -> list[object]:
     comments: list[Token] = []
     token = _COMMENTS.set(comments)
@@ -557,6 +578,7 @@ def _parse_items(text: str, file: str | None) -> list[object]:
         raise _parse_error(exc, text, file) from None
     finally:
         _COMMENTS.reset(token)
+    _check_depth(tree, file)
     try:
         return _ToSyntax(file, text, comments).transform(tree).items
     except VisitError as exc:
@@ -580,14 +602,17 @@ class _Loader:
         self.facts: list[Fact] = []
 
     def load_file(self, path: Path, include_loc: Loc | None = None) -> None:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): read_text names it
+            resolved = path.absolute()
         if resolved in self.seen:
             return
         self.seen.add(resolved)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DatalogError(f"cannot read {path}: {exc.strerror or exc}", include_loc) from None
+            text = read_text(path, "Datalog file", limit="rules")
+        except InputError as exc:
+            raise DatalogError(str(exc), include_loc) from None
         self.files.append(str(path))
         self.add_text(text, str(path), path.parent)
 
@@ -595,7 +620,7 @@ class _Loader:
         for item in _parse_items(text, file):
             if isinstance(item, _Include):
                 target = (base_dir / item.path) if not Path(item.path).is_absolute() else Path(item.path)
-                if not target.is_file():
+                if not target.exists():
                     raise DatalogError(f"#include: no such file {item.path!r} (looked in {base_dir})", item.loc)
                 self.load_file(target, item.loc)
             elif isinstance(item, TypeDecl):
@@ -668,12 +693,15 @@ def _expand(paths: Sequence[Path | str]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p)
-        if path.is_dir():
-            out.extend(sorted(path.rglob("*.dl")))
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise DatalogError(f"no such Datalog file or directory: {path}")
+        try:
+            if path.is_dir():
+                out.extend(list_files(path, ".dl", "rules folder"))
+            elif path.exists() or path.is_symlink():
+                out.append(path)  # checked when read
+            else:
+                raise DatalogError(f"no such Datalog file or directory: {path}")
+        except InputError as exc:
+            raise DatalogError(str(exc)) from None
     return out
 
 

@@ -25,9 +25,10 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import numpy_helper
 
-from analyzer.errors import InputError
+from analyzer.errors import InputError, escape
 from analyzer.facts.shadow import NAME_FIELDS, name_chars_schema, names_schema, utf8_schema, value_dims_schema
 from analyzer.facts.source import parse_source
+from analyzer.inputs.files import read_bytes
 
 if TYPE_CHECKING:
     from analyzer.speedups.proofs import WireProofs
@@ -218,10 +219,8 @@ def load_model_file(
         InputError: as :func:`load_model`.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
     fmt = onnx.serialization.registry.get_format_from_file_extension(os.path.splitext(str(p))[1]) or "protobuf"
-    data = p.read_bytes()
+    data = read_bytes(p, "ONNX model", limit="model")
     key = _graph_key(data) if fmt == "protobuf" else None
     same = next((i for i, k in enumerate(checked) if k == key), None) if key is not None else None
     if same is not None:  # the graph is known to be fine: check the rest of the model
@@ -254,7 +253,7 @@ def _parse(p: Path, data: bytes, fmt: str) -> onnx.ModelProto:
     try:
         return onnx.load_model_from_string(data, format=fmt)
     except Exception as exc:  # protobuf raises DecodeError, RuntimeError, ... for non-ONNX bytes
-        raise InputError(f"{p}: not an ONNX model ({type(exc).__name__})") from None
+        raise InputError(f"{escape(os.fsdecode(p), 200)}: not an ONNX model ({type(exc).__name__})") from None
 
 
 _GRAPH_FIELD = 7  # ModelProto.graph (onnx.proto)

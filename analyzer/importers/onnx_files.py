@@ -130,8 +130,6 @@ def load_graph(
         from analyzer.importers.fx import import_fx
 
         p = Path(path)
-        if not p.is_file():
-            raise InputError(f"{p}: no such file")
         model = import_fx(
             p, world_size=1 if sequential else None, constants=constants, outputs=outputs, group_sizes=groups
         )

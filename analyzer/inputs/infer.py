@@ -61,7 +61,7 @@ from pathlib import Path
 
 import onnx
 
-from analyzer.errors import InputError
+from analyzer.errors import InputError, shown
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 
 __all__ = [
@@ -279,7 +279,7 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
     if isinstance(entry, str):
         entry = {entry: True}
     if not isinstance(entry, Mapping):
-        raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {entry!r}")
+        raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {shown(entry)}")
     keys = set(entry) - {"ranks", "sections", "replicas"}
     if len(keys) != 1:
         raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
@@ -292,11 +292,11 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         layout = REPLICATE
     elif kind == "partial":
         if value not in (True, "sum", "max"):
-            raise InputError(f"{where}.partial: expected sum or max, got {value!r}")
+            raise InputError(f"{where}.partial: expected sum or max, got {shown(value)}")
         layout = PARTIAL_SUM if value in (True, "sum") else Layout("Partial", reduce="max")
     elif kind == "shard":
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**31:
-            raise InputError(f"{where}.shard: expected a non-negative axis, got {value!r}")
+            raise InputError(f"{where}.shard: expected a non-negative axis, got {shown(value)}")
         sections = entry.get("sections")
         if sections is not None and (
             not isinstance(sections, list)
@@ -311,15 +311,15 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
                 or len(replicas) != len(sections)
                 or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x < 2**31 for x in replicas)
             ):
-                raise InputError(f"{where}.replicas: expected one rank count >= 1 per section, got {replicas!r}")
+                raise InputError(f"{where}.replicas: expected one rank count >= 1 per section, got {shown(replicas)}")
             replicas = tuple(replicas) if any(x > 1 for x in replicas) else None
         elif replicas is not None and (
             not isinstance(replicas, int) or isinstance(replicas, bool) or not 2 <= replicas < 2**31
         ):
-            raise InputError(f"{where}.replicas: expected a rank count >= 2, got {replicas!r}")
+            raise InputError(f"{where}.replicas: expected a rank count >= 2, got {shown(replicas)}")
         layout = Layout("Shard", axis=value, sections=tuple(sections) if sections else None, replicas=replicas)
     else:
-        raise InputError(f"{where}: unknown layout {kind!r} (expected replicate, shard or partial)")
+        raise InputError(f"{where}: unknown layout {shown(kind)} (expected replicate, shard or partial)")
     return layout, tuple(ranks) if ranks is not None else None
 
 
@@ -327,34 +327,29 @@ def load_spec(path: str | Path) -> Spec:
     """Read a relations spec file (format in the module docstring).
 
     Raises:
-        InputError: missing file, YAML syntax error, or an entry that is not a layout.
+        InputError: a missing or unreadable file, or one that is not a regular file, over
+            1 MiB, nested over 64 levels or over 250,000 nodes with its aliases expanded
+            (:mod:`analyzer.inputs.yaml_file`); a YAML syntax error, or an entry that is not
+            a layout.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such spec file")
-    import yaml  # here: a check without a spec does not import it
+    from analyzer.inputs.yaml_file import load_yaml_file  # here: a check without a spec does not import yaml
 
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, (RecursionError, MemoryError)):
-            first = "nested too deeply"
-        raise InputError(f"{p}: not a valid YAML spec ({first})") from None
+    p = Path(path)
+    data = load_yaml_file(p, "spec file")
     if not isinstance(data, Mapping) or not isinstance(data.get("relations", {}), Mapping):
         raise InputError(f"{p}: expected a mapping with a 'relations' mapping")
     keys = {"world_size", "relations", "outputs", "constants", "groups", "pipeline", "mesh", "replica_seq"}
     unknown = set(data) - keys
     if unknown:
         raise InputError(
-            f"{p}: unknown key {sorted(map(str, unknown))[0]!r} "
+            f"{p}: unknown key {shown(sorted(map(str, unknown))[0])} "
             "(expected world_size, relations, outputs, constants, groups, pipeline, mesh, replica_seq)"
         )
     if "mesh" in data or "replica_seq" in data:
         return _load_mesh_spec(p, data)
     ws = data.get("world_size")
-    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
-        raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
+    if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or not 1 <= ws < 2**31):
+        raise InputError(f"{p}: world_size must be a positive integer, got {shown(ws)}")
     rels, micro, patterns = {}, {}, []
     for k, v in (data.get("relations") or {}).items():
         where = f"{p.name}: relations.{k}"
@@ -407,9 +402,11 @@ def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
     if (
         not isinstance(mesh, Mapping)
         or len(mesh) < 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in mesh.values())
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v < 2**31 for v in mesh.values())
     ):
-        raise InputError(f"{p}: mesh must map two or more axis names to sizes, like {{dp: 2, tp: 2}}, got {mesh!r}")
+        raise InputError(
+            f"{p}: mesh must map two or more axis names to sizes, like {{dp: 2, tp: 2}}, got {shown(mesh)}"
+        )
     mesh = {str(k): int(v) for k, v in mesh.items()}
     replica = data.get("replica_seq")
     if not isinstance(replica, str) or not replica:
@@ -421,7 +418,7 @@ def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
             raise InputError(f"{p}: {key} cannot be combined with mesh")
     ws = data.get("world_size")
     if ws is not None and ws != math.prod(mesh.values()):
-        raise InputError(f"{p}: world_size {ws!r} is not the product of the mesh sizes {mesh}")
+        raise InputError(f"{p}: world_size {shown(ws)} is not the product of the mesh sizes {mesh}")
     per_axis: dict[str, dict[str, tuple[Layout, tuple[str, ...] | None]]] = {x: {} for x in mesh}
     for name, entry in (data.get("relations") or {}).items():
         where = f"{p.name}: relations.{name}"
@@ -457,7 +454,9 @@ def _parse_pipeline(p: Path, value: object) -> int | None:
         or isinstance(stages, bool)
         or not 1 <= stages < 2**31
     ):
-        raise InputError(f"{p}: pipeline must be a mapping like {{stages: 2}} (a positive stage count), got {value!r}")
+        raise InputError(
+            f"{p}: pipeline must be a mapping like {{stages: 2}} (a positive stage count), got {shown(value)}"
+        )
     return stages
 
 
@@ -467,7 +466,7 @@ def _parse_groups(p: Path, value: object) -> dict[str, int] | None:
     if not isinstance(value, Mapping) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value.values()
     ):
-        raise InputError(f"{p}: groups must map process-group names to rank counts (>= 1), got {value!r}")
+        raise InputError(f"{p}: groups must map process-group names to rank counts (>= 1), got {shown(value)}")
     return {str(k): int(v) for k, v in value.items()}
 
 
@@ -479,8 +478,8 @@ def _parse_outputs(p: Path, value: object) -> tuple[int, ...] | None:
         or not value
         or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in value)
     ):
-        raise InputError(f"{p}: outputs must be a non-empty list of output positions (0, 1, ...), got {value!r}")
-    return tuple(value)
+        raise InputError(f"{p}: outputs must be a non-empty list of output positions (0, 1, ...), got {shown(value)}")
+    return tuple(dict.fromkeys(value))  # a position listed twice is kept once
 
 
 def _parse_constants(p: Path, value: object) -> dict[str, float] | None:
@@ -489,7 +488,7 @@ def _parse_constants(p: Path, value: object) -> dict[str, float] | None:
     if not isinstance(value, Mapping) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()
     ):
-        raise InputError(f"{p}: constants must map constant names to numbers, got {value!r}")
+        raise InputError(f"{p}: constants must map constant names to numbers, got {shown(value)}")
     return {str(k): float(v) for k, v in value.items()}
 
 
@@ -517,30 +516,31 @@ def _check_fits(path: str, name: str, layout: Layout, shape: tuple | None, n: in
     if layout.kind != "Shard" or shape is None or layout.axis is None:
         return
     if layout.axis >= len(shape):
-        raise InputError(f"{path}: {name!r} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
+        raise InputError(f"{path}: {shown(name)} has {len(shape)} dimensions, so it has no axis {layout.axis} to shard")
     dim = shape[layout.axis]
     if layout.micro is not None and isinstance(dim, int) and dim > 0 and dim % (n * layout.micro[0]):
         raise InputError(
-            f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into "
+            f"{path}: {shown(name)}: axis {layout.axis} of size {dim} does not split into "
             f"{n} ranks x {layout.micro[0]} micro-batches"
         )
     if isinstance(layout.replicas, int):
         if n % layout.replicas:
-            raise InputError(f"{path}: {name!r}: replicas={layout.replicas} does not divide {n} ranks into groups")
+            raise InputError(f"{path}: {shown(name)}: replicas={layout.replicas} does not divide {n} ranks into groups")
         if isinstance(dim, int) and dim > 0 and dim % (n // layout.replicas):
             raise InputError(
-                f"{path}: {name!r}: axis {layout.axis} of size {dim} does not split into {n // layout.replicas} chunks"
+                f"{path}: {shown(name)}: axis {layout.axis} of size {dim} does not split into "
+                f"{n // layout.replicas} chunks"
             )
     if layout.sections and isinstance(dim, int) and dim > 0:
         if sum(layout.sections) != dim:
             raise InputError(
-                f"{path}: {name!r}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
+                f"{path}: {shown(name)}: sections {list(layout.sections)} add up to {sum(layout.sections)}, "
                 f"but axis {layout.axis} has size {dim}"
             )
         for size, k in zip(layout.sections, layout.section_replicas):
             if n % k or size % (n // k):
                 what = f"{n}" if k == 1 else f"{n} / replicas = {n / k:g}"
-                raise InputError(f"{path}: {name!r}: every section must split into {what} equal chunks")
+                raise InputError(f"{path}: {shown(name)}: every section must split into {what} equal chunks")
 
 
 def apply_spec(
@@ -565,13 +565,13 @@ def apply_spec(
         out.setdefault(rel.seq_value, []).append(rel)
     for name, (layout, rank_values) in spec.relations.items():
         if name not in seq_names:
-            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
+            raise InputError(f"{spec.path}: {shown(name)} is not a value of the sequential graph")
         values = rank_values or (name,) * n
         if len(values) != n:
-            raise InputError(f"{spec.path}: {name!r} lists {len(values)} rank values for {n} ranks")
+            raise InputError(f"{spec.path}: {shown(name)} lists {len(values)} rank values for {n} ranks")
         for r, v in enumerate(values):
             if v not in rank_names[r]:
-                raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
+                raise InputError(f"{spec.path}: {shown(v)} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         out[name] = [InputRelation(name, layout, tuple(values), "spec", established="spec")]
     boundary = _boundary_shapes(seq)
@@ -594,11 +594,11 @@ def apply_spec(
             out[name] = [InputRelation(name, layout, (name,) * n, "spec", established="spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
-            raise InputError(f"{spec.path}: {name!r} is not a value of the sequential graph")
+            raise InputError(f"{spec.path}: {shown(name)} is not a value of the sequential graph")
         for r in range(n):
             missing = [v for _, v in pieces if v not in rank_names[r]]
             if missing:
-                raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
+                raise InputError(f"{spec.path}: {shown(missing[0])} is not a value of rank {r}")
         _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
         out[name] = [InputRelation(name, layout, (v,) * n, "spec", established="spec") for layout, v in pieces]
     return [rel for rels in out.values() for rel in rels]

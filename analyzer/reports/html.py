@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import html
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import onnx
 
+from analyzer.errors import escape
 from analyzer.model import CheckResult
 from analyzer.reports.text import EVIDENCE, relation_text
 from analyzer.verdict.build import Discrepancy, layout_text
@@ -81,9 +83,15 @@ _STYLE = {  # role -> (fill, stroke, stroke width)
 }
 
 
+#: Characters of model-derived text written as escapes (:func:`analyzer.errors.escape`): controls
+#: but tab and newline (an ESC sequence would run in a terminal showing the file), bidi
+#: overrides, and surrogates of non-UTF-8 file names.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def _e(text: object) -> str:
     """Escape any text for HTML text, attribute values and SVG text."""
-    return html.escape(str(text), quote=True)
+    return html.escape(_UNSAFE.sub(lambda m: escape(m.group()), str(text)), quote=True)
 
 
 def _short(text: str, n: int = _CHARS) -> str:
@@ -602,5 +610,8 @@ def render_html(result: CheckResult) -> str:
 
 
 def write_html(result: CheckResult, path: str | Path) -> None:
-    """Write :func:`render_html` of ``result`` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_html(result), encoding="utf-8")
+    """Write :func:`render_html` of ``result`` to ``path`` (UTF-8), atomically
+    (:func:`analyzer.reports.write.write_atomic`)."""
+    from analyzer.reports.write import write_atomic
+
+    write_atomic(path, render_html(result))

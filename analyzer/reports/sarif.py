@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import ntpath
+import os
+import posixpath
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import quote
@@ -40,7 +43,7 @@ from analyzer.model import CheckResult
 from analyzer.solve.rulebook import hints_catalog
 from analyzer.verdict.build import Discrepancy
 
-__all__ = ["to_sarif", "write_sarif", "SARIF_VERSION", "SARIF_SCHEMA_URI", "EXTRA_RULES", "MAX_TEXT"]
+__all__ = ["to_sarif", "sarif_text", "write_sarif", "SARIF_VERSION", "SARIF_SCHEMA_URI", "EXTRA_RULES", "MAX_TEXT"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -86,15 +89,22 @@ def _split_source(source: str) -> tuple[str, int]:
     return source, 0
 
 
-def _artifact(path: str, base_id: str | None = _PYTHONPATH) -> dict:
+def _artifact(path: str, base_id: str | None = _PYTHONPATH) -> dict | None:
     """An ``artifactLocation`` for a file path (percent-encoded, relative paths kept relative
-    to ``base_id``, or to the working directory of the check when it is None)."""
+    to ``base_id``, or to the working directory of the check when it is None), normalized
+    (``a/./b/../c`` is ``a/c``). A relative path that climbs above its base (``../../etc/passwd``
+    from a model's stack trace) names no artifact under it: None, or, relative to the working
+    directory, the absolute path it names."""
     raw = path.encode("utf-8", "replace").decode("utf-8")
     if _WINDOWS_ABS.match(raw):
-        return {"uri": _quote_uri(PureWindowsPath(raw).as_uri())}
+        return {"uri": _quote_uri(PureWindowsPath(ntpath.normpath(raw)).as_uri())}
     if raw.startswith("/"):
-        return {"uri": _quote_uri(PurePosixPath(raw).as_uri())}
-    rel = raw.replace("\\", "/")
+        return {"uri": _quote_uri(PurePosixPath(posixpath.normpath(raw)).as_uri())}
+    rel = posixpath.normpath(raw.replace("\\", "/"))
+    if rel == ".." or rel.startswith("../") or rel == ".":
+        if base_id is not None or rel == ".":
+            return None
+        return {"uri": _quote_uri(PurePosixPath(os.path.abspath(rel)).as_uri())}
     uri = quote(rel, safe="/")
     return {"uri": uri, "uriBaseId": base_id} if base_id else {"uri": uri}
 
@@ -110,7 +120,10 @@ def _physical(source: str, code: str = "") -> dict | None:
     file, line = _split_source(source)
     if not file:
         return None
-    loc: dict = {"artifactLocation": _artifact(file)}
+    artifact = _artifact(file)
+    if artifact is None:
+        return None
+    loc: dict = {"artifactLocation": artifact}
     if line:
         region: dict = {"startLine": line}
         if code:
@@ -196,8 +209,12 @@ def _fingerprint(d: Discrepancy, rule_id: str) -> str:
 def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> dict:
     rule_id = _rule_id(d)
     location: dict = {}
-    physical = _physical(d.source, d.code) or {"artifactLocation": _artifact(_model_file(result, d.graph), None)}
-    location["physicalLocation"] = physical
+    physical = _physical(d.source, d.code)
+    if physical is None:
+        model_file = _artifact(_model_file(result, d.graph), None)
+        physical = {"artifactLocation": model_file} if model_file else None
+    if physical is not None:
+        location["physicalLocation"] = physical
     logical = _logical(d)
     if logical:
         location["logicalLocations"] = logical
@@ -359,7 +376,13 @@ def write_sarif(result: CheckResult, path: str | Path) -> None:
 
     Args:
         result: the check result.
-        path: file to write.
+        path: file to write (atomically, :func:`analyzer.reports.write.write_atomic`).
     """
-    text = json.dumps(to_sarif(result), indent=2, ensure_ascii=False)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    from analyzer.reports.write import write_atomic
+
+    write_atomic(path, sarif_text(result))
+
+
+def sarif_text(result: CheckResult) -> str:
+    """The SARIF log of ``result`` as text (indented)."""
+    return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"

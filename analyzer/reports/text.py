@@ -45,12 +45,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup
 
+from analyzer.errors import escape as _plain
 from analyzer.model import CheckResult
 
 __all__ = [
     "to_json",
+    "json_text",
     "write_json",
     "print_text",
     "print_coverage",
@@ -62,6 +64,16 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+#: Longest name, path or source line printed (characters; longer ones are cut, saying so).
+MAX_SHOWN = 500
+
+
+def escape(text: object) -> str:
+    """A name, path, message or source line from the model for the terminal: control
+    characters written as escapes (:func:`analyzer.errors.escape`: a name cannot move the
+    cursor, retitle the terminal or start a line of its own), cut at :data:`MAX_SHOWN`
+    characters, and rich markup escaped (``[bold]`` in a name is text)."""
+    return _markup(_plain(text, MAX_SHOWN))
 
 
 def to_json(result: CheckResult) -> dict:
@@ -114,9 +126,17 @@ def to_json(result: CheckResult) -> dict:
     return out
 
 
+def json_text(result: CheckResult) -> str:
+    """The JSON report as text (indented, ASCII: other characters as ``\\u`` escapes)."""
+    return json.dumps(to_json(result), indent=2) + "\n"
+
+
 def write_json(result: CheckResult, path: str | Path) -> None:
-    """Write the JSON report to ``path``."""
-    Path(path).write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
+    """Write the JSON report to ``path`` (``-``: standard output), atomically
+    (:func:`analyzer.reports.write.write_atomic`)."""
+    from analyzer.reports.write import write_atomic
+
+    write_atomic(path, json_text(result))
 
 
 #: how an input relation was established (``InputRelation.established``), for people
@@ -220,15 +240,15 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         for r in rels:
             on = _ranks_text(n, pp is not None)
             how = EVIDENCE.get(r.established, r.established) + (f": {r.evidence}" if r.evidence else "")
-            console.print(f"  {escape(r.seq_value)} = {r.layout} on {on}  [dim]({r.source}; {escape(how)})[/]")
+            console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {on}  [dim]({r.source}; {escape(how)})[/]")
         for note in result.inputs.notes:
             console.print(f"  [yellow]no relation:[/] {escape(note)}")
     for o in v.outputs:
         if o.relation:
             on = _ranks_text(n, pp is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
-            console.print(f"{escape(o.name)} = {o.relation} on {escape(on)}")
+            console.print(f"output {escape(o.name)} = {escape(o.relation)} on {escape(on)}")
         else:
-            console.print(f"{escape(o.name)} = [red]no relation[/]")
+            console.print(f"output {escape(o.name)} = [red]no relation[/]")
         if o.name in result.numeric:
             w = result.witness.outputs.get(o.name) if result.witness is not None else None
             extra = f" (tolerance {w.tolerance:.3g}, seed {w.seed})" if w is not None else ""
@@ -258,7 +278,7 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         if d.code:
             console.print(f"          [dim]{escape(d.code)}[/]")
         for inp in d.inputs:
-            rels = ", ".join(inp.relations) if inp.relations else ("no relation" if d.graph == "seq" else "")
+            rels = escape(", ".join(inp.relations)) if inp.relations else ("no relation" if d.graph == "seq" else "")
             prod = (
                 f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})"
                 if inp.producer
@@ -302,7 +322,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         given = f", given {k} assumed input relation{'s' if k > 1 else ''}"
     else:
         console.print()
-    console.print(f"[bold {colour}]{v.verdict}[/]{given} ({size}, engine {result.engine}, {result.seconds:.2f} s)")
+    # the verdict line: the only line that starts with "verified" or "discrepancy" (every name is
+    # escaped onto its own line's middle: output lines start with "output ")
+    console.print(f"[bold {colour}]{v.verdict}[/]{given} ({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.errors import InputError
 from analyzer.facts.extract import const_chunk_hashes
+from analyzer.inputs.files import check_folder
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.check_facts import graph_facts, input_facts
 from analyzer.solve.coverage import COVERAGE_RELATION, coverage_of
@@ -32,6 +33,7 @@ from analyzer.solve.oracles import (
 )
 from analyzer.solve.program import instrumented, load_program_cached
 from analyzer.solve.rulebook import rule_files, schema_files
+from analyzer.solve.trust import check_user_files, check_user_rules
 from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
@@ -63,18 +65,23 @@ def derive(
         The :class:`Derivation`.
 
     Raises:
-        InputError: a user rule file does not parse.
+        InputError: a user rule file does not parse, cannot be read, or derives a relation of
+            the verdict or the core library (:mod:`analyzer.solve.trust`).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
     for folder in extra_rules:
-        if not Path(folder).is_dir():
-            raise InputError(f"{folder}: no such rules folder")
+        check_folder(folder, "rules folder")
     if inp.proofs is not None and not memoize:
         inp.proofs.start()
     try:
+        if extra_rules:  # the user files first, alone: refused or malformed ones fail fast
+            user_files = rule_files([Path(p) for p in extra_rules])[len(rule_files()) :]
+            check_user_files(user_files, load_program_cached([*schema_files(), *rule_files()]))
         program = load_program_cached([*schema_files(), *rule_files([Path(p) for p in extra_rules])])
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
+    if extra_rules:
+        check_user_rules(program, [*schema_files(), *rule_files()])
     runner = get_engine(engine)
 
     def solve(seq, ranks) -> Derivation:

@@ -74,11 +74,13 @@ def load_program_cached(paths: Sequence[Path]):
     translation) is reused."""
     import os
 
+    from analyzer.inputs.files import read_bytes
+
     parts = [_CACHE_FORMAT, Path(symmetry.__file__).read_bytes()]  # its rank probes are rules of the program
     parts += [source.read_bytes() for source in _TRANSLATOR_SOURCES]
     for p in paths:  # where the rules are is part of the program (rule locations), as written: a
         # symlinked copy is another entry, and abspath saves resolve()'s syscalls (1.5 ms here)
-        parts += [os.path.abspath(p).encode(), Path(p).read_bytes()]
+        parts += [os.path.abspath(p).encode(), read_bytes(p, "Datalog file", limit="rules")]
     key = digest(parts)
     if key not in _PROGRAMS:  # else the same files as a check before in this process
         _PROGRAMS[key] = cached("program", key, lambda: _parsed_program(paths), _rules_apart)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analyzer.inputs.files import list_files
+
 __all__ = ["rules_dir", "schemas_dir", "rule_files", "schema_files", "hints_catalog"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # analyzer/
@@ -40,13 +42,17 @@ def rule_files(extra_dirs: list[Path] | None = None) -> list[Path]:
     Returns:
         Paths in a stable order: core, ops, kernels, parallel, collectives, diagnose, then user
         folders.
+
+    Raises:
+        InputError: a user folder cannot be listed, or holds a ``*.dl`` entry that is not a
+            regular file (:func:`analyzer.inputs.files.list_files`).
     """
     root = rules_dir()
     files: list[Path] = []
     for part in ("core", "ops", "kernels", "parallel", "collectives", "diagnose"):
         files.extend(sorted((root / part).glob("*.dl")))
     for extra in extra_dirs or []:
-        files.extend(sorted(Path(extra).rglob("*.dl")))
+        files.extend(list_files(extra, ".dl", "rules folder"))
     return files
 
 

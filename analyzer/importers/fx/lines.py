@@ -213,6 +213,8 @@ def _simple(text: str) -> tuple:
     if not text:
         raise NotFast  # "-" alone
     if text[0] == "-":
+        if text[1:2] == "-":
+            raise NotFast  # fx prints one sign; "----1" is left to ast (and its depth limit)
         return "neg", _simple(text[1:])
     if text[0] in "0123456789":
         if not _NUMBER.fullmatch(text):

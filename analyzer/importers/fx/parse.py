@@ -265,17 +265,14 @@ def parse_fx(path: str | Path) -> FxGraph:
     """Read and parse one dump file.
 
     Raises:
-        InputError: missing or unreadable file, or any problem :func:`parse_fx_text` reports.
+        InputError: a missing or unreadable file, one that is not a regular file or over
+            256 MiB (:func:`analyzer.inputs.files.read_text`), text that is not UTF-8, or any
+            problem :func:`parse_fx_text` reports.
     """
+    from analyzer.inputs.files import read_text
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not a torch.fx graph dump (not UTF-8 text)") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    text = read_text(p, "torch.fx graph dump", limit="dump")
     return parse_fx_text(text, str(p))
 
 
@@ -305,11 +302,16 @@ def parse_fx_text(text: str, path: str = "<fx>") -> FxGraph:
     except SyntaxError as exc:
         raise InputError(f"{path}:{exc.lineno or 1}: not a torch.fx graph dump (syntax error: {exc.msg})") from None
     except (ValueError, RecursionError, MemoryError) as exc:
-        raise InputError(f"{path}:1: not a torch.fx graph dump ({type(exc).__name__})") from None
+        why = "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
+        raise InputError(f"{path}:1: not a torch.fx graph dump ({why})") from None
     fn = _forward(tree)
     if fn is None:
         raise InputError(f"{path}:1: not a torch.fx graph dump (no class with a forward method)")
-    return _Reader(path, text.splitlines(), fn).read()
+    reader = _Reader(path, text.splitlines(), fn)
+    try:
+        return reader.read()
+    except RecursionError:  # an argument nested deeper than any ATen call's (1+1+...+1, ----1)
+        raise InputError(f"{path}:{reader.line}: not a torch.fx graph dump (an expression nested too deeply)") from None
 
 
 def _read_fast(text: str, path: str) -> FxGraph | None:
@@ -370,6 +372,7 @@ class _Reader:
         self.declared: dict[str, TensorType] = {}
         self.outputs: list[str | None] | None = None
         self.output_line = 0
+        self.line = fn.lineno  # the statement being read, for messages
 
     def fail(self, line: int, message: str) -> InputError:
         return InputError(f"{self.path}:{line}: {message}")
@@ -380,6 +383,7 @@ class _Reader:
                 self.add_input(arg.arg, self.annotation(arg.annotation, arg.lineno), arg.lineno)
         body = sorted([*self.fn.body, *self.fast], key=_line_of) if self.fast else self.fn.body
         for stmt in body:
+            self.line = _line_of(stmt)
             if self.outputs is not None:
                 raise self.fail(_line_of(stmt), "statement after return")
             if isinstance(stmt, FastLine):

@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 from analyzer.cache import cached, digest
-from analyzer.errors import InputError
+from analyzer.errors import InputError, shown
 from analyzer.importers.fx import aten, kernels
 from analyzer.importers.fx.emit import ONNX_DTYPES, GraphBuilder, NodeCtx, bind, parse_schema
 from analyzer.importers.fx.functions import OPSET, function_protos
@@ -152,11 +152,38 @@ def _no_mapping(target: str) -> str:
     return f"no ONNX mapping for {target}"
 
 
+def _constant_value(where: str, node: FxNode, value: float) -> float:
+    """The value given for a ``_tensor_constantN`` (``--constant``, a spec's ``constants``).
+
+    Raises:
+        InputError: the constant has no known type or more than one element, or the value does
+            not fit its dtype (an integer or bool constant given inf, nan, a fraction or a
+            number out of range).
+    """
+    import math
+
+    if node.type is None or math.prod(d if isinstance(d, int) else 2 for d in node.type.shape) != 1:
+        shape = f"shape {list(node.type.shape)}" if node.type is not None else "no type"
+        raise InputError(f"{where}: constant {shown(node.name)} has {shape}: a value is for a one-element constant")
+    dtype = node.type.dtype
+    if dtype == "b8" or dtype[0] in "iu":
+        bits = int(dtype[1:]) if dtype[1:].isdigit() else 64
+        lo, hi = (0, 1) if dtype == "b8" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if dtype[0] == "u":
+            lo, hi = 0, 2**bits - 1
+        if not math.isfinite(value) or value != int(value) or not lo <= int(value) <= hi:
+            raise InputError(
+                f"{where}: constant {shown(node.name)} is {dtype}: {shown(value)} is not one of its values "
+                f"(an integer from {lo} to {hi})"
+            )
+    return value
+
+
 def _convert(b: GraphBuilder, graph: FxGraph, node: FxNode, env: dict, constants: dict) -> None:
     where = graph.where(node.line)
     if node.target == "get_attr":
         if node.name in constants:
-            b.add_initializer(node.name, node.type, constants[node.name])
+            b.add_initializer(node.name, node.type, _constant_value(where, node, constants[node.name]))
         else:
             b.add_input(node.name, node.type)
         return
@@ -192,22 +219,24 @@ def _outputs(b: GraphBuilder, graph: FxGraph, positions: Iterable[int] | None) -
     if positions is None:
         picked = [k for k, name in enumerate(returned) if name is not None]
     else:
-        picked = list(positions)
+        picked = list(dict.fromkeys(positions))  # a position given twice is kept once
         for k in picked:
             if not isinstance(k, int) or not 0 <= k < len(returned):
                 raise InputError(
-                    f"{where}: output position {k!r} out of range (the graph returns {len(returned)} values)"
+                    f"{where}: output position {shown(k)} out of range (the graph returns {len(returned)} values)"
                 )
             if returned[k] is None:
                 raise InputError(f"{where}: output position {k} is None")
     names: list[str] = []
+    seen: set[str] = set()
     for k in picked:
         name = returned[k]
-        if name in names:
+        if name in seen:  # two positions return the same value: each output gets a name of its own
             dup = b.fresh(f"{name}/out{k}")
             b.add_node("Identity", [name], [(dup, b.types[name])], name=dup)
             name = dup
         names.append(name)
+        seen.add(name)
     return names
 
 
