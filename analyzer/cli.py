@@ -386,18 +386,18 @@ def import_hlo_command(hlo, out, rank, world_size) -> None:
     import onnx
 
     from analyzer.importers.hlo import import_hlo
+    from analyzer.reports.write import refuse_overwriting, write_atomic
 
-    _refuse_overwriting_inputs([hlo], [out])
+    refuse_overwriting([hlo], [out])
     if rank is not None and world_size is not None and rank >= world_size:
         raise InputError(f"--rank {rank} is not a rank of --world-size {world_size}")
     model = import_hlo(hlo, rank=rank, world_size=world_size)
     onnx.checker.check_model(model)  # what is written passes the checker (a failure is a bug of ours)
-    try:
-        onnx.save(model, out)
-    except OSError as exc:
-        raise InputError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    write_atomic(out, model.SerializeToString())
     g = model.graph
-    click.echo(f"wrote {out}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs")
+    # with -o -, standard output is the model: the summary goes to stderr
+    summary = f"wrote {escape(out)}: {len(g.node)} nodes, {len(g.input)} inputs, {len(g.output)} outputs"
+    click.echo(summary, err=out == "-")
 
 
 def _parse_constants(items) -> dict[str, float]:

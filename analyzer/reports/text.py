@@ -324,7 +324,8 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print()
     # the verdict line: the only line that starts with "verified" or "discrepancy" (every name is
     # escaped onto its own line's middle: output lines start with "output ")
-    console.print(f"[bold {colour}]{v.verdict}[/]{given} ({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)")
+    tail = f"({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)"
+    console.print(f"[bold {colour}]{v.verdict}[/]{given} {tail}")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:
