@@ -263,7 +263,7 @@ def confirm_relations(
     decls: dict,
     *,
     seed: int = 0,
-    tol: float | Callable[[float], float] = 1e-4,
+    tol: float | Callable[[float], float] = tolerance,
     sound_only: bool = False,
 ) -> tuple[int, list]:
     """Confirm on numbers every relation the rules derived (``Holds`` with its ``Piece`` rows).
@@ -280,7 +280,8 @@ def confirm_relations(
         decls: declarations for their column order.
         seed: random seed of the simulation.
         tol: largest accepted max abs error, or a function of the seq value's largest finite
-            magnitude giving it (:func:`tolerance`).
+            magnitude giving it (default :func:`tolerance`, the witness's: float rounding grows
+            with the magnitude, a float32 sum of values near 8192 is off by multiples of 2**-10).
         sound_only: check only what a correct derivation must satisfy (see above).
 
     Returns:

@@ -365,31 +365,19 @@ def check_relations(
     Args:
         sim: a simulation (with ``keep_intermediates=True`` for intermediate values).
         relations: ``(seq value name, layout, [rank value name per rank])`` triples.
-        tol: largest acceptable max abs error for values of magnitude up to 1; for larger
-            values ``tol`` times their largest finite magnitude (float rounding grows with the
-            magnitude: a float32 sum of values near 8192 is off by multiples of 2**-10).
+        tol: largest acceptable max abs error.
 
     Returns:
-        ``(seq name, layout, error)`` for every relation whose error exceeds that bound or is
+        ``(seq name, layout, error)`` for every relation whose error exceeds ``tol`` or is
         NaN; a value missing from the simulation counts as ``inf``.
     """
     failed = []
     for name, layout, names in relations:
         present = name in sim.seq and len(names) == len(sim.ranks)
         if not present or any(n not in vals for n, vals in zip(names, sim.ranks)):
-            err, bound = float("inf"), tol
+            err = float("inf")
         else:
             err = relation_error(layout, sim.seq[name], sim.pieces(names))
-            bound = tol * _magnitude(sim.seq[name])
-        if not err <= bound:
+        if not err <= tol:
             failed.append((name, layout, err))
     return failed
-
-
-def _magnitude(value) -> float:
-    """The largest finite absolute value of ``value``, at least 1."""
-    arr = np.asarray(value)
-    if arr.size == 0 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        return 1.0
-    finite = np.abs(arr[np.isfinite(arr)]) if np.issubdtype(arr.dtype, np.floating) else np.abs(arr)
-    return max(1.0, float(finite.max())) if finite.size else 1.0
