@@ -54,6 +54,8 @@ from pathlib import Path
 import onnx
 
 from analyzer.errors import InputError
+from analyzer.inputs.placements import is_placement, placement_entry
+from analyzer.inputs.spec_schema import validate_spec
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 
 __all__ = [
@@ -280,6 +282,14 @@ def _parse_micro_batches(where: str, entry: Mapping) -> tuple[tuple[Layout, str]
 
 
 def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:
+    if is_placement(entry):  # DTensor's spelling, Shard(0) (analyzer/inputs/placements.py)
+        entry = placement_entry(where, entry)
+    elif isinstance(entry, Mapping) and "placement" in entry:
+        form = placement_entry(f"{where}.placement", str(entry["placement"]))
+        rest = {k: v for k, v in entry.items() if k != "placement"}
+        if set(map(str, rest)) - {"ranks", "sections", "replicas", "micro_batches"}:
+            raise InputError(f"{where}: give exactly one of replicate, shard, partial, placement")
+        entry = {**({form: True} if isinstance(form, str) else form), **rest}
     if isinstance(entry, str):
         entry = {entry: True}
     if not isinstance(entry, Mapping):
@@ -355,7 +365,9 @@ def load_spec(path: str | Path) -> Spec:
             "(expected world_size, relations, outputs, constants, groups, pipeline, mesh, replica_seq)"
         )
     if "mesh" in data or "replica_seq" in data:
-        return _load_mesh_spec(p, data)
+        spec = _load_mesh_spec(p, data)
+        validate_spec(p, data)
+        return spec
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or ws < 1):
         raise InputError(f"{p}: world_size must be a positive integer, got {ws!r}")
@@ -366,7 +378,7 @@ def load_spec(path: str | Path) -> Spec:
             micro[str(k)] = _parse_micro_batches(where, v)
         else:
             rels[str(k)] = _parse_layout(where, v)
-    return Spec(
+    spec = Spec(
         str(p),
         ws,
         rels,
@@ -376,6 +388,9 @@ def load_spec(path: str | Path) -> Spec:
         pipeline_stages=_parse_pipeline(p, data.get("pipeline")),
         micro_batches=micro or None,
     )
+    # the checks above give the precise messages; the published schema is the last word
+    validate_spec(p, data)
+    return spec
 
 
 def _load_mesh_spec(p: Path, data: Mapping) -> Spec:
@@ -537,6 +552,7 @@ def apply_spec(
     seq_names = _value_names(seq)
     rank_names = [_value_names(r) for r in ranks]
     seq_shapes = _known_shapes(seq)
+    rank_shapes = [_known_shapes(r) for r in ranks]
     out: dict[str, list[InputRelation]] = {}
     for rel in relations:
         out.setdefault(rel.seq_value, []).append(rel)
@@ -550,6 +566,7 @@ def apply_spec(
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {v!r} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
+        _check_claim(spec.path, name, layout, values, seq, ranks, seq_shapes, rank_shapes)
         out[name] = [InputRelation(name, layout, tuple(values), "spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
@@ -559,8 +576,25 @@ def apply_spec(
             if missing:
                 raise InputError(f"{spec.path}: {missing[0]!r} is not a value of rank {r}")
         _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
+        for layout, v in pieces:
+            _check_claim(spec.path, name, layout, (v,) * n, seq, ranks, seq_shapes, rank_shapes)
         out[name] = [InputRelation(name, layout, (v,) * n, "spec") for layout, v in pieces]
     return [rel for rels in out.values() for rel in rels]
+
+
+def _check_claim(path, name, layout, values, seq, ranks, seq_shapes, rank_shapes) -> None:
+    """A spec relation must fit the ranks' recorded shapes and stored values
+    (:mod:`analyzer.inputs.spec_check`); raises InputError naming the entry."""
+    from analyzer.inputs.spec_check import check_against_ranks, check_stored_values
+
+    where = f"{path}: relations.{name}"
+    seq_shape = seq_shapes.get(name)
+    got = [shapes.get(v) for shapes, v in zip(rank_shapes, values)]
+    fit = None
+    if seq_shape is not None and all(g is not None for g in got):
+        fit = _layout_from_shapes(seq_shape, got, len(ranks))
+    check_against_ranks(where, name, layout, seq_shape, values, rank_shapes, fit)
+    check_stored_values(where, layout, seq, name, ranks, values, _inline_array)
 
 
 def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:
