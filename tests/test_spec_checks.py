@@ -230,3 +230,41 @@ def test_the_schema_refuses_what_the_loader_would_have_read_as_a_claim(tmp_path)
     spec.write_text("relations:\n  w: {replicate: false}\n")
     with pytest.raises(InputError, match=r"relations\.w\.replicate: True was expected \(schemas/spec.schema.json\)"):
         load_spec(spec)
+
+
+GPT = EXAMPLES / "entangle" / "published" / "gpt"
+
+
+@pytest.mark.skipif(not GPT.is_dir(), reason="examples/entangle/published not present")
+def test_spec_constants_apply_to_onnx_files_from_import_fx(tmp_path):
+    """``shardlog import-fx`` without ``--constant`` leaves ``_tensor_constantN`` a graph input;
+    the spec's ``constants:`` then binds it, as it does for the dump itself."""
+    from analyzer import check
+    from analyzer.importers.fx import import_fx
+
+    dumps = [GPT / "paral1_layer1" / "fw.g0.r0.py"] + [GPT / "paral4_layer1" / f"fw.g0.r{r}.py" for r in range(4)]
+    paths = []
+    for k, dump in enumerate(dumps):
+        model = import_fx(dump, world_size=1 if k == 0 else None, outputs=[0])
+        assert any(i.name == "_tensor_constant0" for i in model.graph.input)
+        paths.append(tmp_path / f"g{k}.onnx")
+        onnx.save(model, paths[-1])
+    spec = EXAMPLES / "entangle" / "gpt_tp2_layer1" / "spec.yaml"
+    assert "constants:" in spec.read_text()
+    assert check(paths[0], paths[1:], relations=spec).verdict == "verified"
+    without = tmp_path / "spec.yaml"
+    without.write_text("outputs: [0]\n")
+    assert check(paths[0], paths[1:], relations=without).verdict == "discrepancy"
+    assert any(i.name == "_tensor_constant0" for i in onnx.load(paths[1]).graph.input)  # file untouched
+
+
+def test_a_constant_input_without_a_fixed_shape_is_a_one_line_error(write_models, tmp_path):
+    text = """<ir_version: 8, opset_import: ["" : 17]>
+        g (float[N] x, float[N] _tensor_constant0) => (float[N] y) { y = Add(x, _tensor_constant0) }"""
+    paths = write_models({"seq": model_from_text(text), "rank0": model_from_text(text)})
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("constants: {_tensor_constant0: 0}\n")
+    from analyzer.inputs.load import load_inputs
+
+    with pytest.raises(InputError, match="constant '_tensor_constant0' is a graph input without a fixed shape"):
+        load_inputs(paths["seq"], [paths["rank0"]], spec)

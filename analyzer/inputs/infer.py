@@ -18,6 +18,7 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
       x: {shard: 0, micro_batches: [x_mb0, x_mb1]}     # micro-batch k of M is input x_mb{k}
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
+                                        #   (also graph inputs of that name in ONNX files)
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
 
@@ -543,8 +544,10 @@ def apply_spec(
     Raises:
         InputError: the spec's world size differs from the rank count, it names a value
             that is not in the sequential graph or a rank value that is not in its rank graph,
-            or a Shard does not fit the value's recorded shape (no such axis, sections that do
-            not add up to the axis or do not split into equal chunks).
+            a Shard does not fit the value's recorded shape (no such axis, sections that do
+            not add up to the axis or do not split into equal chunks), or a relation gives a
+            rank another shape than the rank records, or contradicts the values the files
+            store (:mod:`analyzer.inputs.spec_check`).
     """
     n = len(ranks)
     if spec.world_size is not None and spec.world_size != n:
