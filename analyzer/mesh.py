@@ -101,7 +101,9 @@ def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> Ch
     """:func:`analyzer.inputs.load.load_inputs` for one axis of a mesh (``CheckAxis(axis)``),
     with that axis's relations of the spec."""
     per_axis = (spec.mesh_relations or {}).get(axis, {})
-    inp = load_inputs(seq_path, rank_paths, Spec(f"{spec.path} ({axis})", None, per_axis, outputs=spec.outputs))
+    inp = load_inputs(
+        seq_path, rank_paths, Spec(f"{spec.path} ({axis})", None, per_axis, outputs=spec.outputs), diagnose_files=False
+    )
     inp.mesh_axis = axis
     return inp
 

@@ -15,7 +15,17 @@ from pathlib import Path
 from analyzer.errors import InputError
 from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, select_outputs
 from analyzer.importers.pipeline import PipelineInfo, chain_stages, split_stages
-from analyzer.inputs.infer import Spec, apply_spec, check_weight_values, infer_input_relations, load_spec
+from analyzer.inputs import rank_files
+from analyzer.inputs.infer import (
+    Spec,
+    _boundary_shapes,
+    _inline_array,
+    _per_model,
+    apply_spec,
+    check_weight_values,
+    infer_input_relations,
+    load_spec,
+)
 from analyzer.model import CheckInput
 from analyzer.speedups.proofs import WireProofs
 
@@ -37,6 +47,7 @@ def load_inputs(
     *,
     pipeline: int | None = None,
     proofs: WireProofs | None = None,
+    diagnose_files: bool = True,
 ) -> CheckInput:
     """Load the sequential and rank graphs (ONNX files or torch.fx dumps) and work out the
     input relations.
@@ -52,13 +63,17 @@ def load_inputs(
         proofs: take the string and shape checks of whole ONNX files (:mod:`analyzer.speedups.proofs`),
             for :func:`derive` to start beside its work (``CheckInput.proofs``); the caller
             settles them before using the result. None: they run as each file loads.
+        diagnose_files: refuse a missing, extra, duplicated or misordered rank file, from the
+            files' metadata, the weights' shapes and stored values (:mod:`analyzer.inputs.rank_files`);
+            False for a subset of a mesh's ranks (:mod:`analyzer.mesh` checks their order itself).
 
     Raises:
         InputError: a file is missing or not ONNX (nor a torch.fx dump), no rank file is given,
             a rank file is from another model, the spec is malformed or does not fit, or the
             stages do not chain (a stage input from nowhere, a boundary tensor whose dtype or
             shape differs between stages, files that do not split into P stages, a pipeline
-            degree that differs between ``pipeline`` and the spec).
+            degree that differs between ``pipeline`` and the spec), or a rank file is missing,
+            extra, given twice or out of order (``diagnose_files``).
     """
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
@@ -74,10 +89,10 @@ def load_inputs(
     try:
         seq = load_graph(seq_path, sequential=True, known=known, proofs=proofs, **extra)
         if pipeline is not None and pipeline != 1:
-            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None)
+            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, None, diagnose_files)
         else:
             ranks = [load_graph(p, sequential=False, known=known, proofs=proofs, **extra) for p in rank_paths]
-            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks)
+            inp = _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known, ranks, diagnose_files)
         inp.proofs = proofs
     except Exception:
         if proofs is not None:
@@ -86,7 +101,7 @@ def load_inputs(
     return inp
 
 
-def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGraphs, ranks) -> CheckInput:
+def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGraphs, ranks, diagnose) -> CheckInput:
     """:func:`load_inputs` after the sequential graph (and, without a pipeline, the ranks) loaded."""
     info = None
     if pipeline is not None and pipeline != 1:
@@ -99,6 +114,8 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
             spec = replace(spec, world_size=None)  # the chained ranks are fewer: checked here
         per_stage = {**extra, "outputs": None}  # the spec's outputs select among the chain's outputs
         models = [[load_graph(p, sequential=False, **per_stage) for p in stage] for stage in stages]
+        if diagnose:
+            rank_files.check_stages(stages, [[{x.key: x.value for x in m.metadata_props} for m in ms] for ms in models])
         ranks, names = [], []
         for t in range(len(stages[0])):
             paths_t = [stage[t] for stage in stages]
@@ -109,10 +126,21 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
                 info = PipelineInfo(stages, boundaries)
         rank_paths = names
     same = known.same if len(known.same) == 1 + len(ranks) else []
+    diagnose = diagnose and info is None
+    if diagnose and len(known.metadata) == 1 + len(ranks):
+        rank_files.check_metadata(str(seq_path), known.metadata[0], [str(p) for p in rank_paths], known.metadata[1:])
     check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks, same)
     rank_same = _rank_twins(same)
     relations, notes = infer_input_relations(seq, ranks, rank_same)
+    if diagnose and not any(rel.layout.kind == "Shard" for rel in relations) and not (spec and spec.world_size):
+        named = {*spec.relations, *(spec.micro_batches or {})} if spec else set()
+        shapes = _per_model(_boundary_shapes, ranks, rank_same)
+        rank_files.check_world_size(_boundary_shapes(seq), shapes, False, named)
+    inferred = relations
     relations, misplaced, refuted = check_weight_values(seq, ranks, relations, rank_same)
+    if diagnose and misplaced:
+        maps = rank_files.chunk_maps(seq, ranks, inferred, _inline_array, lambda fn, ms: _per_model(fn, ms, rank_same))
+        rank_files.check_order_by_values([str(p) for p in rank_paths], maps, rank_same)
     notes += refuted
     if spec is not None:
         relations = apply_spec(relations, spec, seq, ranks)

@@ -85,7 +85,5 @@ def placement_entry(where: str, text: str) -> str | dict:
         return {"shard": value}
     reduce = "sum" if value is None else str(value)
     if reduce not in _SUPPORTED_REDUCE:
-        raise InputError(
-            f"{where}: {text} is not supported: the rules relate Partial(\"sum\") and Partial(\"max\") only"
-        )
+        raise InputError(f'{where}: {text} is not supported: the rules relate Partial("sum") and Partial("max") only')
     return {"partial": reduce}
