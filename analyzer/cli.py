@@ -206,14 +206,31 @@ def _null():
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the .facts files.")
-@click.option("--graph", default="seq", show_default=True, help="Graph name in the facts (seq, r0, r1, ...).")
+@click.argument("ranks", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the .facts files."
+)
+@click.option("--graph", default="seq", show_default=True, help="Graph name in the facts of one model (seq, r0, ...).")
+@click.option("--relations", "spec", type=click.Path(dir_okay=False), help="YAML spec of input relations (as check).")
+@click.option("--pp", "pipeline", type=int, default=None, metavar="P", help="The rank files are P pipeline stages.")
 @_user_errors
-def facts(model, out_dir, graph) -> None:
-    """Write the fact tables of MODEL as tab-separated Name.facts files (schemas/facts.dl)."""
-    from analyzer.reports.tables import write_model_facts
+def facts(model, ranks, out_dir, graph, spec, pipeline) -> None:
+    """Write fact tables as tab-separated Name.facts files into a new folder.
 
-    count = write_model_facts(model, out_dir, graph)
+    With MODEL alone: that graph's tables (schemas/facts.dl). With MODEL (sequential) and
+    RANKS: every fact a check of them starts from (all graphs, the world, the input
+    relations), the facts/ folder of a golden case for 'shardlog rules test'.
+    """
+    from analyzer.reports.tables import write_check_facts, write_model_facts
+
+    if ranks:
+        if graph != "seq":
+            raise InputError("--graph names the graph of one model; with rank files the graphs are seq, r0, r1, ...")
+        count = write_check_facts(model, list(ranks), out_dir, relations=spec, pipeline=pipeline)
+    else:
+        if spec or pipeline:
+            raise InputError("--relations and --pp need the rank files too")
+        count = write_model_facts(model, out_dir, graph)
     click.echo(f"wrote {count} fact files to {out_dir}")
 
 
@@ -298,12 +315,27 @@ def rules() -> None:
 
 @rules.command("test")
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--engine", "engines", multiple=True, help="Engine to run (repeatable; default: every available one).")
+@click.option(
+    "--engine",
+    "engines",
+    multiple=True,
+    type=click.Choice(list(ENGINES), case_sensitive=False),
+    help="Engine to run (repeatable; default: every available one).",
+)
+@click.option(
+    "--update-expected",
+    is_flag=True,
+    help="Write each case's expected/*.csv from the first engine's result (review the diff), "
+    "then compare the other engines with it.",
+)
 @_user_errors
-def rules_test(folder, engines) -> None:
+def rules_test(folder, engines, update_expected) -> None:
     """Run the golden cases under FOLDER (case/facts/*.facts in, case/expected/*.csv out) on every engine.
 
-    Exit 0 when every case matches on every engine, 1 otherwise.
+    A case's program.txt lists rule files relative to its repository; schemas/ and rules/
+    lines that match nothing there are read from the installed library.
+    Exit 0 when every case matches on every engine, 1 when one does not, 2 when an engine
+    asked for with --engine cannot run here or ran no case.
     """
     from analyzer.datalog.golden import find_cases, run_golden_case
     from analyzer.engines import EngineUnavailable, available_engines, get_engine
@@ -313,25 +345,44 @@ def rules_test(folder, engines) -> None:
     cases = find_cases(folder)
     if not cases:
         raise InputError(f"{folder}: no golden case (a folder with facts/, expected/ and program.dl or program.txt)")
-    failed = 0
-    for name in engines or available_engines():
+    failed = ran = compared = 0
+    writer = None  # with --update-expected: the first engine that runs writes, the others compare
+    for name in [e.lower() for e in engines] or available_engines():
         try:
             engine = get_engine(name)
         except EngineUnavailable as exc:
+            if engines:
+                raise InputError(f"engine {name} cannot run here: {exc}") from None
             click.echo(f"skip {name}: {exc}")
             continue
+        skipped: list[str] = []
+        writer = name if update_expected and writer is None else writer
+        writes = writer == name
         for case in cases:
             try:
-                mismatches = run_golden_case(case, engine)
+                mismatches = run_golden_case(case, engine, regen=writes)
             except EngineUnavailable as exc:
+                skipped.append(f"{case.name}: {exc}")
                 click.echo(f"skip {case.name} on {name}: {exc}")
                 continue
+            ran += 1
+            if writes:
+                click.echo(f"wrote {case.name}/expected ({name})")
+                continue
             status = "ok" if not mismatches else "FAIL"
+            compared += 1
             failed += bool(mismatches)
             click.echo(f"{status:4} {case.name} ({name})")
             for m in mismatches:
                 click.echo(f"     {m}")
-    click.echo(f"{failed} failed" if failed else "all cases pass")
+        if engines and len(skipped) == len(cases):
+            raise InputError(f"no case ran on engine {name} (skipped {skipped[0]})")
+    if ran == 0:
+        raise InputError(f"{folder}: no case ran on any engine")
+    if compared == 0:
+        click.echo(f"wrote the expected tables of {ran} case(s): review the diff")
+    else:
+        click.echo(f"{failed} failed" if failed else "all cases pass")
     sys.exit(1 if failed else 0)
 
 

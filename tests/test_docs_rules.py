@@ -35,7 +35,7 @@ def test_walkthrough(tmp_path, monkeypatch):
             exec(compile(body, str(DOC), "exec"), {})
         elif lang == "console":
             consoles.append(body)
-    assert len(consoles) == 2
+    assert len(consoles) == 5
     outcomes = []
     for body in consoles:
         command, *expected = body.splitlines()
@@ -48,4 +48,7 @@ def test_walkthrough(tmp_path, monkeypatch):
             line = line.strip()
             if line and "..." not in line:
                 assert _norm(line) in out, f"{line!r} not in output of {command!r}:\n{result.output}"
-    assert outcomes == [1, 0]
+    assert outcomes == [1, 0, 0, 0, 0]
+    # the golden case holds the verified relation: y rebuilt as Replicate on both ranks
+    holds = (tmp_path / "golden" / "fastgelu" / "expected" / "OutputRelation.csv").read_text()
+    assert holds.splitlines()[0].split("\t")[:2] == ["y", "Replicate"]
