@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
+from analyzer.facts.source import FrameChoice
 from analyzer.inputs.load import load_inputs
 from analyzer.model import CheckInput, CheckResult, tables_of
 from analyzer.solve.derive import derive
@@ -84,6 +85,7 @@ def check(
     memoize: bool = True,
     pipeline: int | None = None,
     one_rank: bool = True,
+    sources: FrameChoice | None = None,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -105,6 +107,9 @@ def check(
         one_rank: when every rank file holds the same graph and the input relations are the
             same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.speedups.symmetry`;
             the result is the same); False solves every rank.
+        sources: which recorded frames are the user's code (include/exclude patterns, the
+            source root, path prefixes to map; :class:`analyzer.facts.source.FrameChoice`):
+            each discrepancy points at the innermost one (:mod:`analyzer.verdict.sources`).
 
     Returns:
         A :class:`CheckResult`.
@@ -136,13 +141,13 @@ def check(
                 inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank
             )
             t1 = time.perf_counter()
-            verdict = build_verdict(inp, deriv)
+            verdict = build_verdict(inp, deriv, sources)
             if inp.pipeline is not None:
                 _locate_stages(inp, verdict)
         finally:
             proofs.settle()  # a malformed file is the error, whatever the check did with it
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
-    result = CheckResult(inp, deriv, verdict, engine, 0.0)
+    result = CheckResult(inp, deriv, verdict, engine, 0.0, sources=sources)
     if numeric:
         from analyzer.witness.check import numeric_errors
 

@@ -115,6 +115,28 @@ def main() -> None:
     help="The rank files are P pipeline stages (global-rank order, tensor-parallel rank fastest); "
     "each rank's stages are chained by boundary tensor names.",
 )
+@click.option(
+    "--source-root",
+    type=click.Path(file_okay=False),
+    help="Your repository: frames in it are where reports point, SARIF locations are relative to it.",
+)
+@click.option(
+    "--path-map",
+    "path_maps",
+    multiple=True,
+    metavar="OLD=NEW",
+    help="Rewrite recorded source paths starting with OLD (the exporting machine's) to NEW (repeatable).",
+)
+@click.option(
+    "--source-include", "includes", multiple=True, metavar="GLOB", help="Your files among the frames (repeatable)."
+)
+@click.option(
+    "--source-exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="More framework files, never the reported site (repeatable; torch/, onnxscript/ always are).",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -135,6 +157,10 @@ def check(
     all_ranks,
     coverage,
     pipeline,
+    source_root,
+    path_maps,
+    includes,
+    excludes,
     explain,
     verbose,
     quiet,
@@ -148,6 +174,7 @@ def check(
     from analyzer.reports.text import print_coverage, print_text, write_json
 
     _refuse_overwriting_inputs([seq, *ranks, spec], [json_path, html_path, sarif_path])
+    sources = _frame_choice(source_root, path_maps, includes, excludes)
 
     # soft_wrap: report lines carry paths and source locations that must stay greppable
     console = Console(highlight=False, soft_wrap=True)
@@ -166,6 +193,7 @@ def check(
             memoize=not no_memo,
             one_rank=not all_ranks,
             pipeline=pipeline,
+            sources=sources,
         )
     try:
         if json_path:
@@ -189,6 +217,23 @@ def check(
     if coverage:
         print_coverage(result, console, verbose=verbose)
     sys.exit(0 if result.verdict == "verified" else 1)
+
+
+def _frame_choice(root, path_maps, includes, excludes):
+    """The --source-* and --path-map options as a FrameChoice (None when none is given)."""
+    from analyzer.facts.source import FrameChoice
+
+    if root is not None and not Path(root).is_dir():
+        raise InputError(f"--source-root {root}: no such folder")
+    pairs = []
+    for item in path_maps:
+        old, sep, new = item.partition("=")
+        if not sep or not old:
+            raise InputError(f"--path-map {item!r}: expected OLD=NEW (NEW may be empty or '.')")
+        pairs.append((old, new))
+    if root is None and not (pairs or includes or excludes):
+        return None
+    return FrameChoice(tuple(includes), tuple(excludes), str(root) if root else None, tuple(pairs))
 
 
 def _refuse_overwriting_inputs(inputs, outputs) -> None:

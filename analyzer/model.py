@@ -141,6 +141,7 @@ class CheckResult:
     seconds: float
     numeric: dict[str, float] = field(default_factory=dict)
     mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
+    sources: Any = None  # analyzer.facts.source.FrameChoice the report's source lines were chosen with
 
     @property
     def world_size(self) -> int:
