@@ -92,6 +92,12 @@ def main() -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here.")
 @click.option(
+    "--extract",
+    "extract_dir",
+    type=click.Path(file_okay=False),
+    help="Write the graph around each reported discrepancy (seq and each rank) as ONNX files here, for Netron.",
+)
+@click.option(
     "--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning)."
 )
 @click.option("--numeric", is_flag=True, help="Run the numeric witness and report the error of each output.")
@@ -150,6 +156,7 @@ def check(
     json_path,
     out_dir,
     html_path,
+    extract_dir,
     sarif_path,
     numeric,
     seed,
@@ -208,6 +215,13 @@ def check(
             from analyzer.reports.sarif import write_sarif
 
             write_sarif(result, sarif_path)
+        if extract_dir:
+            from analyzer.reports.extract import write_extracts
+
+            shown = result.verdict_.discrepancies if verbose else result.verdict_.discrepancies[:5]
+            written = write_extracts(result, extract_dir, shown)
+            if not quiet:
+                err_console.print(f"wrote {len(written)} extracted graphs to {extract_dir}")
     except OSError as exc:
         raise InputError(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}") from None
     if quiet:

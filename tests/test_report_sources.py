@@ -132,3 +132,24 @@ def test_bad_source_options_are_one_line_errors(option, message):
     seq, ranks = _example("llama_tp2")
     result = CliRunner().invoke(main, ["check", str(seq), *map(str, ranks), *option])
     assert result.exit_code == 2 and result.output.strip() == f"shardlog: error: {message}"
+
+
+def test_extract_writes_the_graphs_around_the_frontier(tmp_path):
+    import onnx
+
+    seq, ranks = _example("llama_tp2_bug_missing_allreduce")
+    out = tmp_path / "x"
+    args = ["check", str(seq), *map(str, ranks), "--extract", str(out), "-q"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["discrepancy1_rank0.onnx", "discrepancy1_rank1.onnx", "discrepancy1_seq.onnx"]
+    for name in files:
+        model = onnx.load(out / name)
+        onnx.checker.check_model(model)
+        assert [o.name for o in model.graph.output] == ["add_16"]  # the frontier node's output
+        assert "node_add_16" in {n.name for n in model.graph.node}
+    rank0 = onnx.load(out / "discrepancy1_rank0.onnx")
+    assert "AllReduce" in {n.op_type for n in rank0.graph.node}  # the rank side of the story
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 2 and "already holds extracted graphs" in again.output
