@@ -295,7 +295,8 @@ def facts(model, ranks, out_dir, graph, spec, pipeline) -> None:
 
 @main.command("import-fx")
 @click.argument("dump", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), help="The ONNX file to write.")
+@click.option("--output", "out_old", hidden=True, type=click.Path(dir_okay=False))  # the old spelling of --out
 @click.option(
     "--world-size",
     type=click.IntRange(min=1),
@@ -310,11 +311,17 @@ def facts(model, ranks, out_dir, graph, spec, pipeline) -> None:
 )
 @click.option("--outputs", "positions", metavar="0,1,...", help="Positions of the returned values to keep as outputs.")
 @_user_errors
-def import_fx_command(dump, out, world_size, constants, positions) -> None:
+def import_fx_command(dump, out, out_old, world_size, constants, positions) -> None:
     """Import DUMP, the text torch.fx prints for an ATen graph (one rank), as an ONNX model."""
     import onnx
 
     from analyzer.importers.fx import import_fx
+
+    if out and out_old and out != out_old:
+        raise InputError("give the output file once (--out)")
+    out = out or out_old
+    if not out:
+        raise InputError("shardlog import-fx: missing option '-o' / '--out'")
 
     _refuse_overwriting_inputs([dump], [out])
     values = _parse_constants(constants)
@@ -365,6 +372,32 @@ def query(out_dir, relation, conditions) -> None:
 
     frame = query_table(out_dir, relation, conditions)
     click.echo(frame.to_string(index=False) if len(frame) else f"(no rows in {relation})")
+
+
+@main.group()
+def cache() -> None:
+    """The cache of parsed rule programs (platform cache folder, or $SHARDLOG_CACHE)."""
+
+
+@cache.command("info")
+@_user_errors
+def cache_info() -> None:
+    """Print where the cache is, its entries and their size."""
+    from analyzer.cache import _max_bytes, cache_dir, entries
+
+    found = entries()
+    size = sum(p.stat().st_size for p in found if p.exists())
+    click.echo(f"{cache_dir()}: {len(found)} entries, {size / 2**20:.1f} MB (bound {_max_bytes() / 2**20:.0f} MB)")
+
+
+@cache.command("clear")
+@_user_errors
+def cache_clear() -> None:
+    """Remove every cache entry (they are rebuilt when needed)."""
+    from analyzer.cache import cache_dir, clear
+
+    count, freed = clear()
+    click.echo(f"removed {count} entries ({freed / 2**20:.1f} MB) from {cache_dir()}")
 
 
 @main.group()
