@@ -33,6 +33,7 @@ FUZZ_SEED = 20261121
 CASE_TIMEOUT = 20.0  # seconds; the slowest generated case takes ~2.5 s
 
 
+@pytest.mark.slow
 def test_fuzz_front_door():
     cases = list(fuzz.generate(FUZZ_CASES, FUZZ_SEED))
     per_category = Counter(c.category for c in cases)
