@@ -22,6 +22,12 @@ then overridden or completed by a YAML spec (``--relations SPEC.yaml``)::
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
 
+A layout may also be spelled as DTensor writes it (``Shard(0)``, ``Replicate()``, ``Partial()``,
+``{placement: Shard(0), sections: [...]}``; :mod:`analyzer.inputs.placements`). Every spec is
+validated against ``schemas/spec.schema.json`` (:mod:`analyzer.inputs.spec_schema`), and every
+relation it gives is checked against the shapes the rank graphs record and the values they
+store (:mod:`analyzer.inputs.spec_check`): a spec cannot make a wrong claim true.
+
 ``micro_batches`` lists, for gradient accumulation with each micro-batch a graph input of its
 own, the value holding micro-batch k (k = 0..M-1, the same name on every rank): rank r's value
 k is ``Shard(axis, micro=(M, k))`` of the sequential value (chunk ``r*M + k`` of ``N*M``,
