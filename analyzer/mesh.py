@@ -119,10 +119,12 @@ def _check_rank_order(inp: CheckInput, first: int) -> None:
             )
 
 
-def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool) -> CheckResult:
+def _run(
+    inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool, sources=None
+) -> CheckResult:
     t0 = time.perf_counter()
     deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
-    verdict = build_verdict(inp, deriv)
+    verdict = build_verdict(inp, deriv, sources)
     return CheckResult(inp, deriv, verdict, engine, time.perf_counter() - t0)
 
 
@@ -138,6 +140,7 @@ def check_mesh(
     coverage: bool = False,
     memoize: bool = True,
     one_rank: bool = True,
+    sources=None,
 ) -> CheckResult:
     """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
 
@@ -176,11 +179,11 @@ def check_mesh(
             short = f"{inner} group {first.ranks[0] // t}"
             info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
             continue
-        sub = _run(inp, engine, rules, coverage, memoize, one_rank)
+        sub = _run(inp, engine, rules, coverage, memoize, one_rank, sources)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])
     label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
-    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank)
+    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank, sources)
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)
@@ -191,7 +194,7 @@ def check_mesh(
                           discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
-    result = replace(primary, verdict_=verdict, numeric={}, mesh=info)
+    result = replace(primary, verdict_=verdict, numeric={}, mesh=info, sources=sources)
     if numeric:
         result.numeric = mesh_witness(result, str(seq), paths, spec, seed=seed)
     result.seconds = time.perf_counter() - t0
