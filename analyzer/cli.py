@@ -361,6 +361,39 @@ def _parse_positions(text: str | None) -> list[int] | None:
         raise InputError(f"--outputs {text!r}: expected comma-separated positions such as 0,1") from None
 
 
+@main.command("export")
+@click.option(
+    "--hf",
+    "config",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="A Hugging Face config.json (or YAML with model_type and its fields): the model to build.",
+)
+@click.option("--world-size", required=True, type=click.IntRange(min=2), help="Number of tensor-parallel ranks.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the files.")
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False),
+    help="YAML: module pattern -> style (ColwiseParallel(), rowwise, ...), ahead of the model's own tp_plan.",
+)
+@click.option("--seq-len", default=8, show_default=True, type=click.IntRange(min=1), help="Traced sequence length.")
+@click.option("--batch", default=1, show_default=True, type=click.IntRange(min=1), help="Traced batch size.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random weights and tokens.")
+@_user_errors
+def export_command(config, world_size, out_dir, plan_path, seq_len, batch, seed) -> None:
+    """Export a Hugging Face model sequentially and tensor-parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
+
+    Needs the export extra (pip install 'shardlog[export]'). Then: shardlog check OUT/seq.onnx OUT/rank*.onnx
+    """
+    from analyzer.export import export_hf
+    from analyzer.export.plan import load_plan
+
+    plan = load_plan(plan_path) if plan_path else None
+    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed)
+    click.echo(f"wrote {' '.join(str(f) for f in files)}")
+
+
 @main.command()
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.argument("relation")

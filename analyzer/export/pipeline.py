@@ -71,6 +71,24 @@ def trace(model, ids):
     return gm
 
 
+def trace_call(model, inputs: tuple, call):
+    """``make_fx`` of ``call(model, *inputs)`` (a tensor, or a DTensor gathered to its full
+    value), with module paths and stack traces recorded on every node."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def forward(*args):
+        out = call(model, *args)
+        return out.full_tensor() if hasattr(out, "full_tensor") else out
+
+    forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = make_fx(forward, record_module_stack=True, record_stack_traces=True)(*inputs)
+    gm.eval()
+    return gm
+
+
 def constant_names(gm, model):
     """Map the GraphModule's get_attr constants to the model's parameter / buffer names."""
     from torch.distributed.tensor import DTensor
@@ -212,10 +230,11 @@ def torch_export(gm, args, world_size, input_names=("input_ids",), output_names=
         )
 
 
-def export_onnx(gm, ids, names, *, rank, world_size, meta):
+def export_onnx(gm, ids, names, *, rank, world_size, meta, input_names=("input_ids",), output_names=("logits",)):
+    """The traced program ``gm`` (run on ``ids``, one tensor or a tuple) as a finished ONNX model."""
     import onnx
 
-    prog = torch_export(gm, (ids,), world_size)
+    prog = torch_export(gm, ids if isinstance(ids, tuple) else (ids,), world_size, input_names, output_names)
     proto = prog.model_proto
     _rename_values(proto.graph, names)
     weight_names = set(names.values())
