@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.engines import DEFAULT_ENGINE
 from analyzer.errors import InputError
+from analyzer.facts.source import FrameChoice
 from analyzer.inputs.load import load_inputs
 from analyzer.model import CheckInput, CheckResult, tables_of
 from analyzer.solve.derive import derive
@@ -85,6 +86,7 @@ def check(
     pipeline: int | None = None,
     one_rank: bool = True,
     world_size: int | None = None,
+    sources: FrameChoice | None = None,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -112,6 +114,9 @@ def check(
             the result is the same); False solves every rank.
         world_size: the number of ranks when one rank file serves them all (an SPMD program,
             e.g. an XLA HLO file: ``check("tp1.hlo", ["tp8.hlo"], world_size=8)``).
+        sources: which recorded frames are the user's code (include/exclude patterns, the
+            source root, path prefixes to map; :class:`analyzer.facts.source.FrameChoice`):
+            each discrepancy points at the innermost one (:mod:`analyzer.verdict.sources`).
 
     Returns:
         A :class:`CheckResult`; ``result.verdict`` is ``"verified"``, ``"discrepancy"`` or (with
@@ -133,7 +138,7 @@ def check(
                 raise InputError(f"{spec.path}: a mesh spec cannot be combined with --pp")
             with _no_cyclic_gc():
                 return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
-                                  coverage=coverage, memoize=memoize, one_rank=one_rank)
+                                  coverage=coverage, memoize=memoize, one_rank=one_rank, sources=sources)
     t0 = time.perf_counter()
     proofs = WireProofs()  # the string and shape checks of the files, beside the rest of the check
     with _no_cyclic_gc():
@@ -144,13 +149,13 @@ def check(
                 inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank
             )
             t1 = time.perf_counter()
-            verdict = build_verdict(inp, deriv)
+            verdict = build_verdict(inp, deriv, sources)
             if inp.pipeline is not None:
                 _locate_stages(inp, verdict)
         finally:
             proofs.settle()  # a malformed file is the error, whatever the check did with it
     deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
-    result = CheckResult(inp, deriv, verdict, engine, 0.0)
+    result = CheckResult(inp, deriv, verdict, engine, 0.0, sources=sources)
     if numeric:
         from analyzer.witness.check import run_witness
 

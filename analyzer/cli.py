@@ -157,6 +157,12 @@ def main() -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write every relation table as CSV here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here.")
 @click.option(
+    "--extract",
+    "extract_dir",
+    type=click.Path(file_okay=False),
+    help="Write the graph around each reported discrepancy (seq and each rank) as ONNX files here, for Netron.",
+)
+@click.option(
     "--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log here (CI code scanning)."
 )
 @click.option(
@@ -193,6 +199,28 @@ def main() -> None:
     metavar="N",
     help="N ranks; one rank file then serves every rank (an SPMD program such as an XLA HLO file).",
 )
+@click.option(
+    "--source-root",
+    type=click.Path(file_okay=False),
+    help="Your repository: frames in it are where reports point, SARIF locations are relative to it.",
+)
+@click.option(
+    "--path-map",
+    "path_maps",
+    multiple=True,
+    metavar="OLD=NEW",
+    help="Rewrite recorded source paths starting with OLD (the exporting machine's) to NEW (repeatable).",
+)
+@click.option(
+    "--source-include", "includes", multiple=True, metavar="GLOB", help="Your files among the frames (repeatable)."
+)
+@click.option(
+    "--source-exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="More framework files, never the reported site (repeatable; torch/, onnxscript/ always are).",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -206,6 +234,7 @@ def check(
     json_path,
     out_dir,
     html_path,
+    extract_dir,
     sarif_path,
     numeric,
     seed,
@@ -214,6 +243,10 @@ def check(
     coverage,
     pipeline,
     world_size,
+    source_root,
+    path_maps,
+    includes,
+    excludes,
     explain,
     verbose,
     quiet,
@@ -232,6 +265,7 @@ def check(
     _refuse_same_outputs(reports)
     inputs = [seq, *ranks, *_spec_files(spec), *_rule_files(rule_dirs)]
     refuse_overwriting(inputs, reports.values())
+    sources = _frame_choice(source_root, path_maps, includes, excludes)
 
     # soft_wrap: report lines carry paths and source locations that must stay greppable;
     # with --json -, standard output is the JSON report and the text report goes to stderr
@@ -252,6 +286,7 @@ def check(
             one_rank=not all_ranks,
             pipeline=pipeline,
             world_size=world_size,
+            sources=sources,
         )
     # every report is made before any is written: a report that cannot be made leaves no file
     texts = []
@@ -269,6 +304,13 @@ def check(
         write_atomic(path, text)
     if out_dir:
         write_tables(result.derivation, out_dir, inputs)
+    if extract_dir:
+        from analyzer.reports.extract import write_extracts
+
+        chosen = result.verdict_.discrepancies if verbose else result.verdict_.discrepancies[:5]
+        written = write_extracts(result, extract_dir, chosen)
+        if not quiet:
+            click.echo(f"wrote {len(written)} extracted graphs to {escape(extract_dir)}", err=True)
     if quiet:
         click.echo(result.verdict, err=json_path == STDOUT)
     else:
@@ -307,6 +349,23 @@ def _rule_files(rule_dirs) -> list[Path]:
     return [f for folder in rule_dirs for f in list_files(folder, ".dl", "rules folder")]
 
 
+def _frame_choice(root, path_maps, includes, excludes):
+    """The --source-* and --path-map options as a FrameChoice (None when none is given)."""
+    from analyzer.facts.source import FrameChoice
+
+    if root is not None and not Path(root).is_dir():
+        raise InputError(f"--source-root {root}: no such folder")
+    pairs = []
+    for item in path_maps:
+        old, sep, new = item.partition("=")
+        if not sep or not old:
+            raise InputError(f"--path-map {item!r}: expected OLD=NEW (NEW may be empty or '.')")
+        pairs.append((old, new))
+    if root is None and not (pairs or includes or excludes):
+        return None
+    return FrameChoice(tuple(includes), tuple(excludes), str(root) if root else None, tuple(pairs))
+
+
 def _null():
     import contextlib
 
@@ -315,14 +374,31 @@ def _null():
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the .facts files.")
-@click.option("--graph", default="seq", show_default=True, help="Graph name in the facts (seq, r0, r1, ...).")
+@click.argument("ranks", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the .facts files."
+)
+@click.option("--graph", default="seq", show_default=True, help="Graph name in the facts of one model (seq, r0, ...).")
+@click.option("--relations", "spec", type=click.Path(dir_okay=False), help="YAML spec of input relations (as check).")
+@click.option("--pp", "pipeline", type=int, default=None, metavar="P", help="The rank files are P pipeline stages.")
 @_user_errors
-def facts(model, out_dir, graph) -> None:
-    """Write the fact tables of MODEL as tab-separated Name.facts files (schemas/facts.dl)."""
-    from analyzer.reports.tables import write_model_facts
+def facts(model, ranks, out_dir, graph, spec, pipeline) -> None:
+    """Write fact tables as tab-separated Name.facts files into a new folder.
 
-    count = write_model_facts(model, out_dir, graph)
+    With MODEL alone: that graph's tables (schemas/facts.dl). With MODEL (sequential) and
+    RANKS: every fact a check of them starts from (all graphs, the world, the input
+    relations), the facts/ folder of a golden case for 'shardlog rules test'.
+    """
+    from analyzer.reports.tables import write_check_facts, write_model_facts
+
+    if ranks:
+        if graph != "seq":
+            raise InputError("--graph names the graph of one model; with rank files the graphs are seq, r0, r1, ...")
+        count = write_check_facts(model, list(ranks), out_dir, relations=spec, pipeline=pipeline)
+    else:
+        if spec or pipeline:
+            raise InputError("--relations and --pp need the rank files too")
+        count = write_model_facts(model, out_dir, graph)
     click.echo(f"wrote {count} fact files to {escape(out_dir)}")
 
 
@@ -330,12 +406,12 @@ def facts(model, out_dir, graph) -> None:
 @click.argument("dump", type=click.Path(dir_okay=False))
 @click.option(
     "-o",
-    "--output",
+    "--out",
     "out",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="The ONNX file to write (-: standard output).",
 )
+@click.option("--output", "out_old", hidden=True, type=click.Path(dir_okay=False, allow_dash=True))  # the old spelling
 @click.option(
     "--world-size",
     type=click.IntRange(min=1),
@@ -350,12 +426,18 @@ def facts(model, out_dir, graph) -> None:
 )
 @click.option("--outputs", "positions", metavar="0,1,...", help="Positions of the returned values to keep as outputs.")
 @_user_errors
-def import_fx_command(dump, out, world_size, constants, positions) -> None:
+def import_fx_command(dump, out, out_old, world_size, constants, positions) -> None:
     """Import DUMP, the text torch.fx prints for an ATen graph (one rank), as an ONNX model."""
     import onnx
 
     from analyzer.importers.fx import import_fx
     from analyzer.reports.write import refuse_overwriting, write_atomic
+
+    if out and out_old and out != out_old:
+        raise InputError("give the output file once (--out)")
+    out = out or out_old
+    if not out:
+        raise InputError("shardlog import-fx: missing option '-o' / '--out'")
 
     refuse_overwriting([dump], [out])
     values = _parse_constants(constants)
@@ -424,6 +506,39 @@ def _parse_positions(text: str | None) -> list[int] | None:
     return list(dict.fromkeys(positions))  # a position given twice is kept once
 
 
+@main.command("export")
+@click.option(
+    "--hf",
+    "config",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="A Hugging Face config.json (or YAML with model_type and its fields): the model to build.",
+)
+@click.option("--world-size", required=True, type=click.IntRange(min=2), help="Number of tensor-parallel ranks.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the files.")
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False),
+    help="YAML: module pattern -> style (ColwiseParallel(), rowwise, ...), ahead of the model's own tp_plan.",
+)
+@click.option("--seq-len", default=8, show_default=True, type=click.IntRange(min=1), help="Traced sequence length.")
+@click.option("--batch", default=1, show_default=True, type=click.IntRange(min=1), help="Traced batch size.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random weights and tokens.")
+@_user_errors
+def export_command(config, world_size, out_dir, plan_path, seq_len, batch, seed) -> None:
+    """Export a Hugging Face model sequentially and tensor-parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
+
+    Needs the export extra (pip install 'shardlog[export]'). Then: shardlog check OUT/seq.onnx OUT/rank*.onnx
+    """
+    from analyzer.export import export_hf
+    from analyzer.export.plan import load_plan
+
+    plan = load_plan(plan_path) if plan_path else None
+    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed)
+    click.echo(f"wrote {' '.join(str(f) for f in files)}")
+
+
 @main.command()
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.argument("relation")
@@ -443,18 +558,59 @@ def query(out_dir, relation, conditions) -> None:
 
 
 @main.group()
+def cache() -> None:
+    """The cache of parsed rule programs (platform cache folder, or $SHARDLOG_CACHE)."""
+
+
+@cache.command("info")
+@_user_errors
+def cache_info() -> None:
+    """Print where the cache is, its entries and their size."""
+    from analyzer.cache import _max_bytes, cache_dir, entries
+
+    found = entries()
+    size = sum(p.stat().st_size for p in found if p.exists())
+    click.echo(f"{cache_dir()}: {len(found)} entries, {size / 2**20:.1f} MB (bound {_max_bytes() / 2**20:.0f} MB)")
+
+
+@cache.command("clear")
+@_user_errors
+def cache_clear() -> None:
+    """Remove every cache entry (they are rebuilt when needed)."""
+    from analyzer.cache import cache_dir, clear
+
+    count, freed = clear()
+    click.echo(f"removed {count} entries ({freed / 2**20:.1f} MB) from {cache_dir()}")
+
+
+@main.group()
 def rules() -> None:
     """Work on rule files."""
 
 
 @rules.command("test")
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--engine", "engines", multiple=True, help="Engine to run (repeatable; default: every available one).")
+@click.option(
+    "--engine",
+    "engines",
+    multiple=True,
+    type=click.Choice(list(ENGINES), case_sensitive=False),
+    help="Engine to run (repeatable; default: every available one).",
+)
+@click.option(
+    "--update-expected",
+    is_flag=True,
+    help="Write each case's expected/*.csv from the first engine's result (review the diff), "
+    "then compare the other engines with it.",
+)
 @_user_errors
-def rules_test(folder, engines) -> None:
+def rules_test(folder, engines, update_expected) -> None:
     """Run the golden cases under FOLDER (case/facts/*.facts in, case/expected/*.csv out) on every engine.
 
-    Exit 0 when every case matches on every engine, 1 otherwise.
+    A case's program.txt lists rule files relative to its repository; schemas/ and rules/
+    lines that match nothing there are read from the installed library.
+    Exit 0 when every case matches on every engine, 1 when one does not, 2 when an engine
+    asked for with --engine cannot run here or ran no case.
     """
     from analyzer.datalog.golden import find_cases, run_golden_case
     from analyzer.engines import EngineUnavailable, available_engines, get_engine
@@ -464,25 +620,44 @@ def rules_test(folder, engines) -> None:
     cases = find_cases(folder)
     if not cases:
         raise InputError(f"{folder}: no golden case (a folder with facts/, expected/ and program.dl or program.txt)")
-    failed = 0
-    for name in engines or available_engines():
+    failed = ran = compared = 0
+    writer = None  # with --update-expected: the first engine that runs writes, the others compare
+    for name in [e.lower() for e in engines] or available_engines():
         try:
             engine = get_engine(name)
         except EngineUnavailable as exc:
+            if engines:
+                raise InputError(f"engine {name} cannot run here: {exc}") from None
             click.echo(f"skip {escape(name)}: {escape(exc)}")
             continue
+        skipped: list[str] = []
+        writer = name if update_expected and writer is None else writer
+        writes = writer == name
         for case in cases:
             try:
-                mismatches = run_golden_case(case, engine)
+                mismatches = run_golden_case(case, engine, regen=writes)
             except EngineUnavailable as exc:
+                skipped.append(f"{case.name}: {exc}")
                 click.echo(f"skip {escape(case.name)} on {escape(name)}: {escape(exc)}")
                 continue
+            ran += 1
+            if writes:
+                click.echo(f"wrote {case.name}/expected ({name})")
+                continue
             status = "ok" if not mismatches else "FAIL"
+            compared += 1
             failed += bool(mismatches)
             click.echo(f"{status:4} {escape(case.name)} ({escape(name)})")
             for m in mismatches:
                 click.echo(f"     {escape(m, 2000)}")
-    click.echo(f"{failed} failed" if failed else "all cases pass")
+        if engines and len(skipped) == len(cases):
+            raise InputError(f"no case ran on engine {name} (skipped {skipped[0]})")
+    if ran == 0:
+        raise InputError(f"{folder}: no case ran on any engine")
+    if compared == 0:
+        click.echo(f"wrote the expected tables of {ran} case(s): review the diff")
+    else:
+        click.echo(f"{failed} failed" if failed else "all cases pass")
     sys.exit(1 if failed else 0)
 
 

@@ -93,7 +93,9 @@ def _load(seq_path: str, rank_paths: Sequence[str], spec: Spec, axis: str) -> Ch
     """:func:`analyzer.inputs.load.load_inputs` for one axis of a mesh (``CheckAxis(axis)``),
     with that axis's relations of the spec."""
     per_axis = (spec.mesh_relations or {}).get(axis, {})
-    inp = load_inputs(seq_path, rank_paths, Spec(f"{spec.path} ({axis})", None, per_axis, outputs=spec.outputs))
+    inp = load_inputs(
+        seq_path, rank_paths, Spec(f"{spec.path} ({axis})", None, per_axis, outputs=spec.outputs), diagnose_files=False
+    )
     inp.mesh_axis = axis
     return inp
 
@@ -109,10 +111,12 @@ def _check_rank_order(inp: CheckInput, first: int) -> None:
             )
 
 
-def _run(inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool) -> CheckResult:
+def _run(
+    inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool, sources=None
+) -> CheckResult:
     t0 = time.perf_counter()
     deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
-    verdict = build_verdict(inp, deriv)
+    verdict = build_verdict(inp, deriv, sources)
     return CheckResult(inp, deriv, verdict, engine, time.perf_counter() - t0)
 
 
@@ -128,6 +132,7 @@ def check_mesh(
     coverage: bool = False,
     memoize: bool = True,
     one_rank: bool = True,
+    sources=None,
 ) -> CheckResult:
     """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
 
@@ -168,11 +173,11 @@ def check_mesh(
             short = f"{inner} group {first.ranks[0] // t}"
             info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
             continue
-        sub = _run(inp, engine, rules, coverage, memoize, one_rank)
+        sub = _run(inp, engine, rules, coverage, memoize, one_rank, sources)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])
     label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
-    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank)
+    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank, sources)
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)
@@ -183,7 +188,7 @@ def check_mesh(
                           discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
     primary = (failing or info.checks)[0].result
-    result = replace(primary, verdict_=verdict, numeric={}, witness=None, mesh=info)
+    result = replace(primary, verdict_=verdict, numeric={}, witness=None, mesh=info, sources=sources)
     if numeric:
         from analyzer.api import apply_witness
 

@@ -222,6 +222,7 @@ class CheckResult:
     numeric: dict[str, float] = field(default_factory=dict)
     witness: WitnessRun | None = None
     mesh: Any = None  # analyzer.mesh.MeshInfo of a mesh check (spec with mesh:), else None
+    sources: Any = None  # analyzer.facts.source.FrameChoice the report's source lines were chosen with
 
     @property
     def world_size(self) -> int:

@@ -91,30 +91,47 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import re
 import shlex
 import sys
 import threading
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # the analyzer package of this checkout
 import mesh_export  # noqa: E402  (TP x DP meshes: --mesh dp=2,tp=2)
 import tp_forms  # noqa: E402  (sequence / vocab parallel plans and their bug variants)
 
-if TYPE_CHECKING:
-    import onnx
+# the export pipeline lives in the package (shardlog export); this producer calls it
+from analyzer.export.collectives import (  # noqa: E402, F401
+    _MESH_GROUPS,
+    _WORLD,
+    MSFT,
+    register_collective_schemas,
+    reset_dtensor_caches,
+    translation_table,
+)
+from analyzer.export.pipeline import (  # noqa: E402, F401
+    _OPTS,
+    OPSET,
+    _optimize_keeping_weights,
+    _rename_values,
+    _trim_metadata,
+    constant_names,
+    export_onnx,
+    finish_model,
+    hf_tracing_patches,
+    torch_export,
+    trace,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SEQ_LEN = 8
-OPSET = 18
-MSFT = "com.microsoft"
+_OPTS["source_root"] = str(REPO)  # frames of this checkout's files are recorded relative to it
 
 # ---------------------------------------------------------------------------
 # presets
@@ -171,109 +188,6 @@ FAMILIES = {
     # attention / MLP output before the residual add
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
 }
-
-
-# ---------------------------------------------------------------------------
-# contrib-op schemas (com.microsoft collectives) so onnx/onnxscript accept them
-# ---------------------------------------------------------------------------
-def reset_dtensor_caches() -> None:
-    """Forget DTensor's cached sharding decisions before tracing another rank.
-
-    The sharding propagator and the redistribution planner cache results keyed by specs whose
-    DeviceMesh compares equal across ranks, so a later rank's trace reuses output specs that
-    hold the *first* rank's mesh and coordinate (a backward Replicate -> Shard redistribution
-    then keeps chunk 0 on every rank)."""
-    import torch
-    from torch.distributed.tensor import DTensor, _redistribute
-
-    torch._C._clear_DTensor_sharding_propagator_cache()  # the C++ dispatch fast path's cache
-    prop = DTensor._op_dispatcher.sharding_propagator
-    prop.propagate_op_sharding.cache_clear()
-    prop._propagate_tensor_meta_cached.cache_clear()
-    _redistribute._gen_transform_infos.cache_clear()
-    _redistribute._planner_cache.clear()
-
-
-def register_collective_schemas() -> None:
-    import onnx
-    import onnx.defs as D
-
-    types = [
-        "tensor(float)",
-        "tensor(float16)",
-        "tensor(bfloat16)",
-        "tensor(double)",
-        "tensor(int64)",
-        "tensor(int32)",
-    ]
-
-    def attr(name, value):
-        return D.OpSchema.Attribute(name, onnx.helper.make_attribute(name, value))
-
-    # the mesh axis of the process group (mesh_export.py; docs/mesh.md); no default: absent = world
-    mesh_axis = D.OpSchema.Attribute("mesh_axis", D.OpSchema.AttrType.STRING, "mesh axis", required=False)
-    specs = {
-        "AllReduce": [attr("group_size", 1), attr("reduction", "sum"), mesh_axis],
-        "AllGather": [attr("group_size", 1), attr("axis", 0), mesh_axis],
-        "ReduceScatter": [attr("group_size", 1), attr("reduction", "sum"), attr("axis", 0)],
-    }
-    for name, attrs in specs.items():
-        if D.has(name, MSFT):
-            continue
-        D.register_schema(
-            D.OpSchema(
-                name,
-                MSFT,
-                1,
-                inputs=[D.OpSchema.FormalParameter("input", "T")],
-                outputs=[D.OpSchema.FormalParameter("output", "T")],
-                type_constraints=[("T", types, "")],
-                attributes=attrs,
-            )
-        )
-
-
-def translation_table():
-    import onnxscript
-    import torch
-    from onnxscript import opset18 as op
-
-    msft = onnxscript.values.Opset(MSFT, 1)
-
-    # plain (traced) onnxscript functions: signature mirrors the ATen op
-    def all_reduce(x, reduce_op: str, group_name: str):
-        if reduce_op != "sum":
-            raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
-        if group_name in _MESH_GROUPS:  # a mesh axis's group (mesh_export.py): name the axis
-            axis, size = _MESH_GROUPS[group_name]
-            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction="sum")
-        return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
-
-    def all_gather_into_tensor(x, group_size: int, group_name: str):
-        if group_name in _MESH_GROUPS:
-            return msft.AllGather(x, mesh_axis=_MESH_GROUPS[group_name][0], group_size=group_size, axis=0)
-        return msft.AllGather(x, group_size=group_size, axis=0)
-
-    def reduce_scatter_tensor(x, reduce_op: str, group_size: int, group_name: str):
-        if reduce_op != "sum":
-            raise NotImplementedError(f"reduce_scatter reduce_op={reduce_op}")
-        return msft.ReduceScatter(x, group_size=group_size, reduction="sum", axis=0)
-
-    def wait_tensor(x):
-        return op.Identity(x)
-
-    c10d = torch.ops._c10d_functional
-    return {
-        c10d.all_reduce.default: all_reduce,
-        c10d.all_gather_into_tensor.default: all_gather_into_tensor,
-        c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,
-        c10d.wait_tensor.default: wait_tensor,
-    }
-
-
-_WORLD = {"n": 1}  # world size seen by the all_reduce translation
-_MESH_GROUPS: dict = {}  # process-group name -> (mesh axis name, size) while a mesh rank is traced
-_OPTS = {"stack_frames": 3}  # innermost stack frames kept per node (0 = all)
 
 
 # ---------------------------------------------------------------------------
@@ -443,217 +357,6 @@ def tp_plan(args, cfg, mesh):
         plan[bug_module] = ReversedGatherColwise(output_layouts=Replicate())
         desc[bug_module] = "ColwiseParallel(output_layouts=Replicate()) gathering in reversed rank order  # BUG"
     return plan, desc
-
-
-# ---------------------------------------------------------------------------
-# tracing
-# ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def hf_tracing_patches():
-    import transformers.masking_utils as mu
-
-    saved = mu.is_tracing
-    mu.is_tracing = lambda *a, **k: True
-    try:
-        yield
-    finally:
-        mu.is_tracing = saved
-
-
-def trace(model, ids):
-    """make_fx the model down to local ATen ops + c10d functional collectives."""
-    import torch
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    def forward(input_ids):
-        logits = model(input_ids=input_ids, use_cache=False).logits
-        # a vocab-sharded DTensor (lm_head with use_local_output=False): the caller gathers it
-        return logits.full_tensor() if hasattr(logits, "full_tensor") else logits
-
-    forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
-    with torch.no_grad(), hf_tracing_patches(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gm = make_fx(forward, record_module_stack=True, record_stack_traces=True)(ids)
-    gm.eval()
-    return gm
-
-
-def constant_names(gm, model):
-    """Map the GraphModule's get_attr constants to the model's parameter / buffer names."""
-    from torch.distributed.tensor import DTensor
-
-    by_ptr = {}
-    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
-        local = t.to_local() if isinstance(t, DTensor) else t
-        by_ptr.setdefault((local.data_ptr(), tuple(local.shape)), name)
-    mapping = {}
-    for node in gm.graph.nodes:
-        if node.op != "get_attr":
-            continue
-        t = getattr(gm, node.target)
-        name = by_ptr.get((t.data_ptr(), tuple(t.shape)))
-        if name is None and t.numel() == 1:
-            continue  # a lifted scalar (DTensor's masked lookup: masked_input[mask] = 0)
-        if name is None:
-            raise RuntimeError(f"cannot map traced constant {node.target} {tuple(t.shape)} to a parameter")
-        mapping[node.target] = name
-    return mapping
-
-
-# ---------------------------------------------------------------------------
-# ONNX export + post-processing
-# ---------------------------------------------------------------------------
-def _rename_values(graph, mapping):
-    for init in graph.initializer:
-        init.name = mapping.get(init.name, init.name)
-    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
-        vi.name = mapping.get(vi.name, vi.name)
-    for node in graph.node:
-        for i, x in enumerate(node.input):
-            if x in mapping:
-                node.input[i] = mapping[x]
-        for i, x in enumerate(node.output):
-            if x in mapping:
-                node.output[i] = mapping[x]
-
-
-def _optimize_keeping_weights(proto, weight_names):
-    """Run the onnxscript optimizer with the weights turned into graph inputs (never folded)."""
-    import onnx
-    import onnxscript
-
-    g = proto.graph
-    kept = [t for t in g.initializer if t.name in weight_names]
-    others = [t for t in g.initializer if t.name not in weight_names]
-    del g.initializer[:]
-    g.initializer.extend(others)
-    n_user_inputs = len(g.input)
-    for t in kept:
-        g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-    proto = onnxscript.optimizer.optimize(proto)
-    g = proto.graph
-    user_inputs = list(g.input)[:n_user_inputs]
-    del g.input[:]
-    g.input.extend(user_inputs)
-    # weights first, in module order, then folded constants
-    rest = list(g.initializer)
-    del g.initializer[:]
-    g.initializer.extend(kept + rest)
-    return proto
-
-
-_SITE = re.compile(r'File "[^"]*?/(?:site-packages|dist-packages)/|File "' + re.escape(str(REPO)) + "/")
-_SELF_FRAME = re.compile(r'File "[^"]*export_hf_tp\.py", line \d+, in \w+\n[^\n]*\n\s*')
-
-
-def _trim_metadata(proto):
-    """Keep module path + source-line metadata, drop redundant/bulky keys, shorten paths."""
-    drop = {"pkg.torch.onnx.class_hierarchy", "pkg.torch.onnx.fx_node"}
-    for node in proto.graph.node:
-        keep = []
-        for m in node.metadata_props:
-            if m.key in drop:
-                continue
-            if m.key == "pkg.torch.onnx.stack_trace":
-                v = _SITE.sub('File "', _SELF_FRAME.sub("", m.value, count=1))
-                frames = [f for f in re.split(r"\n\s*(?=File \")", v.strip()) if f]
-                if _OPTS["stack_frames"] > 0:
-                    frames = frames[-_OPTS["stack_frames"]:]
-                m.value = "\n".join(frames)
-            elif m.key == "namespace":
-                # "<path>: <module class>/..." -> short class names (op names kept)
-                segs = []
-                for seg in m.value.split("/"):
-                    path, _, cls = seg.rpartition(": ")
-                    if cls.startswith(("transformers.", "torch.")):
-                        cls = cls.rsplit(".", 1)[-1]
-                    segs.append(f"{path}: {cls}")
-                m.value = "/".join(segs)
-            keep.append((m.key, m.value))
-        del node.metadata_props[:]
-        for k, v in keep:
-            e = node.metadata_props.add()
-            e.key, e.value = k, v
-    # nodes created by the optimizer (e.g. Split replacing SplitToSequence/SequenceAt)
-    # have no metadata: inherit it from their producer (else their first consumer)
-    producer = {o: n for n in proto.graph.node for o in n.output}
-    consumers = {}
-    for n in proto.graph.node:
-        for x in n.input:
-            consumers.setdefault(x, []).append(n)
-    for node in proto.graph.node:
-        if any(m.key == "pkg.torch.onnx.name_scopes" for m in node.metadata_props):
-            continue
-        cands = [producer.get(x) for x in node.input] + [c for o in node.output for c in consumers.get(o, [])]
-        src = next((c for c in cands if c is not None and c.metadata_props), None)
-        if src is None:
-            continue
-        for m in src.metadata_props:
-            if m.key != "pkg.torch.onnx.fx_node":
-                e = node.metadata_props.add()
-                e.key, e.value = m.key, m.value
-
-
-def torch_export(gm, args, world_size, input_names=("input_ids",), output_names=("logits",)):
-    output_names = output_names or ()
-    """``torch.onnx.export(dynamo=True)`` of a traced GraphModule with the collectives mapped to
-    ``com.microsoft`` ops (shared by every producer in scripts/); returns the ONNXProgram."""
-    import torch
-
-    _WORLD["n"] = world_size
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        return torch.onnx.export(
-            gm,
-            tuple(args),
-            dynamo=True,
-            custom_translation_table=translation_table(),
-            opset_version=OPSET,
-            input_names=list(input_names),
-            output_names=list(output_names),
-            optimize=False,
-            verbose=False,
-        )
-
-
-def export_onnx(gm, ids, names, *, rank, world_size, meta):
-    import onnx
-
-    prog = torch_export(gm, (ids,), world_size)
-    proto = prog.model_proto
-    _rename_values(proto.graph, names)
-    weight_names = set(names.values())
-    proto = _optimize_keeping_weights(proto, weight_names)
-    g = proto.graph
-    # every node output should carry a static shape; fill gaps with shape inference
-    known = {v.name for v in list(g.value_info) + list(g.output) + list(g.input)}
-    missing = [o for n in g.node for o in n.output if o and o not in known]
-    if missing:
-        proto = onnx.shape_inference.infer_shapes(proto)
-    used = {x for n in proto.graph.node for x in n.input}
-    unused = sorted(weight_names - used - {t for t in weight_names if "inv_freq" in t})
-    present = {t.name for t in proto.graph.initializer}
-    if weight_names - present:
-        raise RuntimeError(f"weights lost during optimisation: {sorted(weight_names - present)}")
-    if unused:
-        print(f"  note: unused weights in rank {rank}: {unused}", file=sys.stderr)
-    return finish_model(proto, rank, world_size, meta)
-
-
-def finish_model(proto: onnx.ModelProto, rank: int, world_size: int, meta: dict) -> onnx.ModelProto:
-    """Trim node metadata, record rank / world size / case metadata on the model, check it."""
-    import onnx
-    _trim_metadata(proto)
-    proto.doc_string = meta.get("doc", "")
-    for k, v in {
-        "shardlog.rank": str(rank),
-        "shardlog.world_size": str(world_size),
-        **{f"shardlog.{k}": str(v) for k, v in meta.items() if k != "doc"},
-    }.items():
-        e = proto.metadata_props.add()
-        e.key, e.value = k, v
-    onnx.checker.check_model(proto)
-    return proto
 
 
 # ---------------------------------------------------------------------------

@@ -42,6 +42,7 @@ import yaml
 from conftest import EXAMPLES, entangle_dumps_root
 
 from analyzer import check
+from analyzer.facts.source import pick_frame
 from analyzer.witness.check import confirm_relations
 
 CASES = sorted(p.parent for p in EXAMPLES.rglob("case.yaml"))
@@ -136,6 +137,9 @@ def test_case_verdict_location_hint_and_witness(case):
             assert max(result.numeric.values()) < 1e-3, result.numeric
         return
     first = v.discrepancies[0]
+    # the site is the user's code (or none), never a framework's frame (analyzer/verdict/sources.py)
+    for where in (first.source, first.origin_source):
+        assert not where or pick_frame([(where.rpartition(":")[0], 1, "")])[0] is not None, where
     if cfg.get("bug_module"):
         module = cfg["bug_module"]
         assert _inside(first.scope, module) or _inside(first.origin_scope, module), (

@@ -44,7 +44,7 @@ def _write_files(tmp_path) -> list[str]:
 def test_walkthrough(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     consoles = _write_files(tmp_path)
-    assert len(consoles) == 5
+    assert len(consoles) == 8
     outcomes = []
     for body in consoles:
         command, *expected = body.splitlines()
@@ -57,8 +57,12 @@ def test_walkthrough(tmp_path, monkeypatch):
             line = line.strip()
             if line and "..." not in line:
                 assert _norm(line) in out, f"{line!r} not in output of {command!r}:\n{result.output}"
-    # FastGelu: flagged, verified with the rule, the buggy ranks flagged; Scale: flagged, verified
-    assert outcomes == [1, 0, 1, 1, 0]
+    # FastGelu: flagged, verified with the rule, the buggy ranks flagged; the golden case: facts
+    # written, expected tables written, every engine passes; Scale: flagged, verified
+    assert outcomes == [1, 0, 1, 0, 0, 0, 1, 0]
+    # the golden case holds the verified relation: y rebuilt as Replicate on both ranks
+    holds = (tmp_path / "golden" / "fastgelu" / "expected" / "OutputRelation.csv").read_text()
+    assert holds.splitlines()[0].split("\t")[:2] == ["y", "Replicate"]
 
 
 def test_a_partial_sum_reaching_the_users_custom_domain_op_gets_the_missing_allreduce_hint(tmp_path, monkeypatch):

@@ -190,6 +190,7 @@ def test_mutual_recursion_with_given_facts_terminates_everywhere():
     assert all(r == results[0] for r in results)
 
 
+@pytest.mark.slow
 def test_clingo_loads_200k_facts_and_joins():
     n = 200_000
     program = parse_string(

@@ -338,7 +338,13 @@ def test_a_file_differing_in_another_model_field_is_parsed(tmp_path, field, valu
     parsed (its graph is still not checked again) and keeps its own fields."""
     from analyzer.inputs.load import load_inputs
 
-    seq, ranks = _twin_files(tmp_path, lambda model: setattr(model, field, value))
+    def changed(model):
+        setattr(model, field, value)
+        for prop in model.metadata_props:
+            if prop.key == "shardlog.rank":
+                prop.value = "1"  # the file of rank 1 (a copy of rank 0's file is refused as given twice)
+
+    seq, ranks = _twin_files(tmp_path, changed)
     inp = load_inputs(seq, ranks)
     assert inp.same_graph == [0, 1, 1] and inp.ranks[1] is not inp.ranks[0]
     assert getattr(inp.ranks[1], field) == value

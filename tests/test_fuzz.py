@@ -43,6 +43,7 @@ CASE_TIMEOUT = 60.0  # seconds; the slowest generated input takes ~3 s on a quie
 SUBPROCESS_EVERY = 40
 
 
+@pytest.mark.slow
 def test_fuzz_every_command():
     cases = list(fuzz.generate(FUZZ_CASES, FUZZ_SEED))
     per_category = Counter(c.category for c in cases)

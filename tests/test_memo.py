@@ -64,6 +64,7 @@ def test_bug_in_a_middle_layer_is_reported_in_that_layer():
     assert first.origin_scope == "model.layers.3.mlp.down_proj"
 
 
+@pytest.mark.slow
 def test_identical_rank_graphs_give_the_same_derivation_when_clingo_reads_their_facts_once(monkeypatch):
     from analyzer.engines.clingo_engine import ClingoEngine
     from analyzer.inputs.load import load_inputs

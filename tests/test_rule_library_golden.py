@@ -16,7 +16,9 @@ CASES = find_cases(Path(__file__).parent / "library_cases")
 REGEN = os.environ.get("SHARDLOG_REGEN_GOLDEN") == "1"
 
 
-@pytest.mark.parametrize("engine_name", ["seminaive", "clingo", "pydatalog", "souffle"])
+@pytest.mark.parametrize(
+    "engine_name", ["seminaive", "clingo", pytest.param("pydatalog", marks=pytest.mark.slow), "souffle"]
+)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_library_case(case, engine_name):
     try:

@@ -4,7 +4,10 @@ A case is a directory::
 
     <case>/program.dl        rules (and/or)
     <case>/program.txt       rule files, one per line, relative to the repository root
-                             (globs allowed, ``#`` comments); program.dl is loaded after them
+                             (globs allowed, ``#`` comments); program.dl is loaded after them;
+                             a line matching nothing there is looked for in the current
+                             folder, and ``schemas/...`` and ``rules/...`` lines in the
+                             installed library
     <case>/facts/Name.facts  EDB tuples, tab-separated (Soufflé format)
     <case>/expected/Name.csv expected rows of output relation Name, tab-separated
 
@@ -90,6 +93,22 @@ def find_cases(path: Path | str) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and is_case(p))
 
 
+_BUNDLED = ("schemas", "rules")  # folders of the library that program.txt lines may name
+
+
+def _library_root() -> Path:
+    """The folder holding the library's ``schemas/`` and ``rules/``: the installed package
+    (setup.cfg maps them into it) or the source checkout (:mod:`analyzer.solve.rulebook`)."""
+    from analyzer.solve.rulebook import schemas_dir
+
+    return schemas_dir().parent
+
+
+def _matches(base: Path, line: str) -> list[Path]:
+    matches = sorted(base.glob(line)) if any(ch in line for ch in "*?[") else [base / line]
+    return matches if matches and all(m.exists() for m in matches) else []
+
+
 def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> Program:
     """Load a case's program from ``program.txt`` and/or ``program.dl`` (the same files, with the
     same contents, give the same program object within a process).
@@ -119,9 +138,13 @@ def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> P
                 continue
             if Path(line).is_absolute():
                 raise DatalogError(f"{listing}:{lineno}: {line!r} is an absolute path (list files relative to {base})")
-            matches = sorted(base.glob(line)) if any(ch in line for ch in "*?[") else [base / line]
-            if not matches or not all(m.exists() for m in matches):
-                raise DatalogError(f"{listing}:{lineno}: no file matches {line!r} under {base}")
+            matches = _matches(base, line)
+            if not matches and root is None:
+                matches = _matches(Path.cwd(), line)  # outside a repository: the folder the user works in
+            if not matches and line.split("/", 1)[0] in _BUNDLED:
+                matches = _matches(_library_root(), line)  # a pip install: the packaged library
+            if not matches:
+                raise DatalogError(f"{listing}:{lineno}: no file matches {line!r} under {base} nor in the rule library")
             files.extend(matches)
     if (case / "program.dl").exists() or (case / "program.dl").is_symlink():
         files.append(case / "program.dl")

@@ -18,7 +18,7 @@ from analyzer.facts.extract import GraphKey, ModelFile, load_model_file
 from analyzer.importers.hlo import is_hlo_path
 from analyzer.speedups.proofs import WireProofs
 
-__all__ = ["KnownGraphs", "check_same_model", "load_graph", "load_ranks", "select_outputs"]
+__all__ = ["KnownGraphs", "bind_constants", "check_same_model", "load_graph", "load_ranks", "select_outputs"]
 
 
 def check_same_model(
@@ -142,7 +142,43 @@ def load_graph(
         loaded = load_model_file(path, proofs=proofs)
     if known is not None:
         known.add(loaded)
-    return select_outputs(str(path), loaded.model, outputs)
+    return select_outputs(str(path), bind_constants(str(path), loaded.model, constants), outputs)
+
+
+def bind_constants(path: str, model: onnx.ModelProto, constants: Mapping[str, float] | None) -> onnx.ModelProto:
+    """``model`` with each graph input named in ``constants`` turned into an initializer of
+    that value (its dtype and shape from the input's type): what ``shardlog import-fx`` leaves
+    as a graph input when not given ``--constant`` gets the spec's value, as the torch.fx dump
+    itself would (:func:`analyzer.importers.fx.import_fx`). A copy; the file is untouched.
+
+    Raises:
+        InputError: a named input without a fixed shape or of a dtype numpy cannot fill.
+    """
+    names = {i.name for i in model.graph.input} & set(constants or {})
+    if not names:
+        return model
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    bound = onnx.ModelProto()
+    bound.CopyFrom(model)
+    kept = []
+    for vi in bound.graph.input:
+        if vi.name not in names:
+            kept.append(vi)
+            continue
+        t = vi.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        if not t.HasField("shape") or None in dims:
+            raise InputError(f"{path}: constant {vi.name!r} is a graph input without a fixed shape")
+        try:
+            array = np.full(dims, constants[vi.name], dtype=helper.tensor_dtype_to_np_dtype(t.elem_type))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{path}: constant {vi.name!r} has a dtype the spec's number cannot fill") from None
+        bound.graph.initializer.append(numpy_helper.from_array(array, vi.name))
+    del bound.graph.input[:]
+    bound.graph.input.extend(kept)
+    return bound
 
 
 def load_ranks(rank_paths, known: KnownGraphs, proofs, extra) -> list[onnx.ModelProto]:

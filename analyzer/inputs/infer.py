@@ -20,6 +20,7 @@ store a weight's data, checked and completed by its values (:mod:`analyzer.input
       "*": {shape: [2048, 3072], shard: 1, sections: [2048, 512, 512]}  # every input of that shape
     outputs: [0]                  # optional; check only these output positions (all by default)
     constants: {_tensor_constant0: 0}   # optional; values of constants a torch.fx dump leaves out
+                                        #   (also graph inputs of that name in ONNX files)
     groups: {"1": 1}              # optional; ranks per process group of a torch.fx dump (1: identity)
     pipeline: {stages: 2}         # optional; the rank files are pipeline stages (as --pp 2)
 
@@ -27,6 +28,11 @@ A key with ``*`` or ``?`` is a name pattern (``fnmatch``) over the sequential gr
 weights, narrowed by ``shape`` (their sequential shape) when given: one spec then serves a
 model family at any depth, also where names are positional (XLA HLO's ``p11.12``). A relation
 given by name wins over a pattern; a pattern that matches nothing is an error.
+A layout may also be spelled as DTensor writes it (``Shard(0)``, ``Replicate()``, ``Partial()``,
+``{placement: Shard(0), sections: [...]}``; :mod:`analyzer.inputs.placements`). Every spec is
+validated against ``schemas/spec.schema.json`` (:mod:`analyzer.inputs.spec_schema`), and every
+relation it gives is checked against the shapes the rank graphs record and the values they
+store (:mod:`analyzer.inputs.spec_check`): a spec cannot make a wrong claim true.
 
 ``micro_batches`` lists, for gradient accumulation with each micro-batch a graph input of its
 own, the value holding micro-batch k (k = 0..M-1, the same name on every rank): rank r's value
@@ -62,6 +68,8 @@ from pathlib import Path
 import onnx
 
 from analyzer.errors import InputError, shown
+from analyzer.inputs.placements import is_placement, placement_entry
+from analyzer.inputs.spec_schema import validate_spec
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 
 __all__ = [
@@ -276,6 +284,14 @@ def _parse_micro_batches(where: str, entry: Mapping) -> tuple[tuple[Layout, str]
 
 
 def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | None]:
+    if is_placement(entry):  # DTensor's spelling, Shard(0) (analyzer/inputs/placements.py)
+        entry = placement_entry(where, entry)
+    elif isinstance(entry, Mapping) and "placement" in entry:
+        form = placement_entry(f"{where}.placement", str(entry["placement"]))
+        rest = {k: v for k, v in entry.items() if k != "placement"}
+        if set(map(str, rest)) - {"ranks", "sections", "replicas", "micro_batches"}:
+            raise InputError(f"{where}: give exactly one of replicate, shard, partial, placement")
+        entry = {**({form: True} if isinstance(form, str) else form), **rest}
     if isinstance(entry, str):
         entry = {entry: True}
     if not isinstance(entry, Mapping):
@@ -346,7 +362,9 @@ def load_spec(path: str | Path) -> Spec:
             "(expected world_size, relations, outputs, constants, groups, pipeline, mesh, replica_seq)"
         )
     if "mesh" in data or "replica_seq" in data:
-        return _load_mesh_spec(p, data)
+        spec = _load_mesh_spec(p, data)
+        validate_spec(p, data)
+        return spec
     ws = data.get("world_size")
     if ws is not None and (not isinstance(ws, int) or isinstance(ws, bool) or not 1 <= ws < 2**31):
         raise InputError(f"{p}: world_size must be a positive integer, got {shown(ws)}")
@@ -361,7 +379,7 @@ def load_spec(path: str | Path) -> Spec:
             micro[str(k)] = _parse_micro_batches(where, v)
         else:
             rels[str(k)] = _parse_layout(where, v)
-    return Spec(
+    spec = Spec(
         str(p),
         ws,
         rels,
@@ -372,6 +390,9 @@ def load_spec(path: str | Path) -> Spec:
         micro_batches=micro or None,
         patterns=tuple(patterns),
     )
+    # the checks above give the precise messages; the published schema is the last word
+    validate_spec(p, data)
+    return spec
 
 
 def _is_pattern(key: str) -> bool:
@@ -551,8 +572,10 @@ def apply_spec(
     Raises:
         InputError: the spec's world size differs from the rank count, it names a value
             that is not in the sequential graph or a rank value that is not in its rank graph,
-            or a Shard does not fit the value's recorded shape (no such axis, sections that do
-            not add up to the axis or do not split into equal chunks).
+            a Shard does not fit the value's recorded shape (no such axis, sections that do
+            not add up to the axis or do not split into equal chunks), or a relation gives a
+            rank another shape than the rank records, or contradicts the values the files
+            store (:mod:`analyzer.inputs.spec_check`).
     """
     n = len(ranks)
     if spec.world_size is not None and spec.world_size != n:
@@ -560,6 +583,7 @@ def apply_spec(
     seq_names = _value_names(seq)
     rank_names = [_value_names(r) for r in ranks]
     seq_shapes = _known_shapes(seq)
+    rank_shapes = [_known_shapes(r) for r in ranks]
     out: dict[str, list[InputRelation]] = {}
     for rel in relations:
         out.setdefault(rel.seq_value, []).append(rel)
@@ -573,6 +597,7 @@ def apply_spec(
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {shown(v)} is not a value of rank {r}")
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
+        _check_claim(spec.path, name, layout, values, seq, ranks, seq_shapes, rank_shapes)
         out[name] = [InputRelation(name, layout, tuple(values), "spec", established="spec")]
     boundary = _boundary_shapes(seq)
     for glob, shape, layout in spec.patterns:
@@ -591,6 +616,7 @@ def apply_spec(
                 if name not in rank_names[r]:
                     raise InputError(f"{spec.path}: {glob!r} matches {name!r}, which is not a value of rank {r}")
             _check_fits(spec.path, name, layout, boundary.get(name), n)
+            _check_claim(spec.path, name, layout, (name,) * n, seq, ranks, seq_shapes, rank_shapes)
             out[name] = [InputRelation(name, layout, (name,) * n, "spec", established="spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
@@ -600,8 +626,25 @@ def apply_spec(
             if missing:
                 raise InputError(f"{spec.path}: {shown(missing[0])} is not a value of rank {r}")
         _check_fits(spec.path, name, pieces[0][0], seq_shapes.get(name), n)
+        for layout, v in pieces:
+            _check_claim(spec.path, name, layout, (v,) * n, seq, ranks, seq_shapes, rank_shapes)
         out[name] = [InputRelation(name, layout, (v,) * n, "spec", established="spec") for layout, v in pieces]
     return [rel for rels in out.values() for rel in rels]
+
+
+def _check_claim(path, name, layout, values, seq, ranks, seq_shapes, rank_shapes) -> None:
+    """A spec relation must fit the ranks' recorded shapes and stored values
+    (:mod:`analyzer.inputs.spec_check`); raises InputError naming the entry."""
+    from analyzer.inputs.spec_check import check_against_ranks, check_stored_values
+
+    where = f"{path}: relations.{name}"
+    seq_shape = seq_shapes.get(name)
+    got = [shapes.get(v) for shapes, v in zip(rank_shapes, values)]
+    fit = None
+    if seq_shape is not None and all(g is not None for g in got):
+        fit = _layout_from_shapes(seq_shape, got, len(ranks))
+    check_against_ranks(where, name, layout, seq_shape, values, rank_shapes, fit)
+    check_stored_values(where, layout, seq, name, ranks, values, _inline_array)
 
 
 def _inline_array(model: onnx.ModelProto, names: set[str]) -> dict[str, object]:

@@ -491,16 +491,22 @@ def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Looku
         return (
             f'<div class="card" id="discrepancy-{di}"><h3>Discrepancy {di + 1}: collectives</h3>{_e(d.message)}</div>'
         )
-    where = "frontier" if d.graph == "seq" else f"{d.graph} node"
+    where = "frontier" if d.graph == "seq" else f"on rank {d.graph[1:]}" if d.graph[1:].isdigit() else d.graph
     parts = [
         f'<div class="card" id="discrepancy-{di}"><h3>Discrepancy {di + 1} ({_e(where)}): '
         f"<code>{_e(d.node)}</code> ({_e(d.op_type)})</h3>"
     ]
     if d.message:
         parts.append(f"<p>{_e(d.message)}</p>")
-    dl = [("node", f"<code>{_e(d.node)}</code>"), ("op", _e(d.op_type)), ("scope", _e(d.scope) or "?")]
+    dl = [("node", f"<code>{_e(d.node)}</code>"), ("op", _e(d.op_type))]
+    if d.scope:
+        dl.append(("scope", _e(d.scope)))
     if d.source:
-        dl.append(("source", f"<code>{_e(d.source)}</code>"))
+        how = " (the call of its module: the node has no frame of its own)" if d.source_from == "module" else ""
+        dl.append(("source", f"<code>{_e(d.source)}</code>{_e(how)}"))
+    else:
+        ctx = f" (innermost frame, framework code: {d.source_context})" if d.source_context else ""
+        dl.append(("source", f'<span class="muted">none in your code was exported for this node{_e(ctx)}</span>'))
     if d.code:
         dl.append(("code", f"<pre>{_e(d.code)}</pre>"))
     if d.outputs:
@@ -513,10 +519,12 @@ def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Looku
         rows = []
         for i in d.inputs:
             rels = _e(", ".join(i.relations)) if i.relations else ""
-            if not rels and d.graph == "seq":
-                rels = '<span class="rel-none">no relation</span>'
+            if not rels:
+                none = "no relation" if d.graph == "seq" else "not a piece of any sequential value"
+                rels = f'<span class="rel-none">{none}</span>'
+            made_in = f", {_e(i.producer_scope)}" if i.producer_scope else ""
             prod = (
-                f"<code>{_e(i.producer)}</code> ({_e(i.producer_op or '')}, {_e(i.producer_scope) or '?'})"
+                f"<code>{_e(i.producer)}</code> ({_e(i.producer_op or '')}{made_in})"
                 if i.producer
                 else '<span class="muted">graph input or weight</span>'
             )
@@ -527,8 +535,8 @@ def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Looku
     if d.origin_node:
         src = f" (<code>{_e(d.origin_source)}</code>)" if d.origin_source else ""
         parts.append(
-            f'<div class="origin">the partial sum comes from <code>{_e(d.origin_node)}</code> in '
-            f"<b>{_e(d.origin_scope) or '?'}</b>{src}: reduce it there</div>"
+            f'<div class="origin">the partial sum comes from <code>{_e(d.origin_node)}</code>'
+            f"{' in <b>' + _e(d.origin_scope) + '</b>' if d.origin_scope else ''}{src}: reduce it there</div>"
         )
     parts.extend(f'<div class="hint"><b>hint:</b> {_e(h)}</div>' for h in d.hints)
     tried = getattr(d, "rules_tried", None) or []  # newer verdicts name the transfer rules that did not match

@@ -10,8 +10,11 @@ relations not checked on values a note there (``properties.conditional``, ``assu
   catalog entry is a rule of ``tool.driver.rules``), or one of :data:`EXTRA_RULES` when no
   hint fired (a frontier without a hint, an output not rebuilt on the rank side, collectives
   that do not pair across ranks).
-- ``locations[0]`` is the source file and line the exporter recorded for the node. A relative
-  path (``transformers/models/llama/modeling_llama.py``) stays relative, with
+- ``locations[0]`` is the source line the report points at (the innermost frame of the
+  user's code, :mod:`analyzer.verdict.sources`). A file in the ``--source-root`` folder is
+  relative to it, with ``uriBaseId: SRCROOT`` (``originalUriBaseIds`` gives its absolute URI),
+  so code scanning places it in the repository. Another relative path
+  (``transformers/models/llama/modeling_llama.py``) stays relative, with
   ``uriBaseId: PYTHONPATH`` (it is relative to a directory on the exporting interpreter's
   import path); an absolute path becomes a ``file:`` URI. When no source is known the
   location is the ONNX file of the graph (as given on the command line, a relative path is
@@ -62,6 +65,7 @@ EXTRA_RULES: dict[str, str] = {
 }
 _KIND_RULE = {"frontier": "relation-break", "output": "output-not-rebuilt", "collective": "collective-mismatch"}
 _PYTHONPATH = "PYTHONPATH"
+_SRCROOT = "SRCROOT"  # --source-root: the user's repository (GitHub code scanning's checkout root)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # C0/C1 controls, bidi overrides
 #: Longest model-derived name (node, scope, op) quoted inside a message.
 _NAME = 200
@@ -114,13 +118,14 @@ def _quote_uri(uri: str) -> str:
     return quote(uri, safe="/:%@!$&'()*+,;=~-._")
 
 
-def _physical(source: str, code: str = "") -> dict | None:
+def _physical(source: str, code: str = "", root=None) -> dict | None:
     if not source:
         return None
     file, line = _split_source(source)
     if not file:
         return None
-    artifact = _artifact(file)
+    inside = root.in_root(file) if root is not None else None  # FrameChoice with a source root
+    artifact = _artifact(inside, _SRCROOT) if inside else _artifact(file)
     if artifact is None:
         return None
     loc: dict = {"artifactLocation": artifact}
@@ -209,7 +214,8 @@ def _fingerprint(d: Discrepancy, rule_id: str) -> str:
 def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> dict:
     rule_id = _rule_id(d)
     location: dict = {}
-    physical = _physical(d.source, d.code)
+    root = result.sources if result.sources is not None and result.sources.root else None
+    physical = _physical(d.source, d.code, root)
     if physical is None:
         model_file = _artifact(_model_file(result, d.graph), None)
         physical = {"artifactLocation": model_file} if model_file else None
@@ -236,7 +242,7 @@ def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> 
     }
     if d.origin_node:
         related: dict = {"id": 1, "message": {"text": f"the partial sum reaching {_msg(d.node, _NAME)} is made here"}}
-        origin_physical = _physical(d.origin_source)
+        origin_physical = _physical(d.origin_source, "", root)
         if origin_physical:
             related["physicalLocation"] = origin_physical
         related["logicalLocations"] = [
@@ -286,6 +292,19 @@ def _contradiction_result(c, result: CheckResult, rule_index: dict[str, int]) ->
             "inputRelations": [_clean(x) for x in c.inputs],
         },
     }
+
+
+def _base_ids(result: CheckResult) -> dict:
+    """``PYTHONPATH`` (paths as the exporter recorded them) and, with ``--source-root``,
+    ``SRCROOT``: the repository the check was pointed at, as an absolute ``file:`` URI."""
+    ids: dict = {
+        _PYTHONPATH: {"description": {"text": "a directory on the import path (sys.path) of the exporting interpreter"}}
+    }
+    root = result.sources.root if result.sources is not None else None
+    if root:
+        uri = _quote_uri(Path(root).resolve().as_uri().rstrip("/") + "/")
+        ids[_SRCROOT] = {"uri": uri, "description": {"text": "the source root given with --source-root"}}
+    return ids
 
 
 def _tool_version() -> str:
@@ -349,13 +368,7 @@ def to_sarif(result: CheckResult) -> dict:
                         "rules": rules,
                     }
                 },
-                "originalUriBaseIds": {
-                    _PYTHONPATH: {
-                        "description": {
-                            "text": "a directory on the import path (sys.path) of the exporting interpreter"
-                        }
-                    }
-                },
+                "originalUriBaseIds": _base_ids(result),
                 "invocations": [invocation],
                 "results": results,
                 "properties": {

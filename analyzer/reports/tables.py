@@ -24,7 +24,7 @@ from analyzer.solve.rulebook import schema_files
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["write_model_facts", "write_tables", "query_table"]
+__all__ = ["write_check_facts", "write_model_facts", "write_tables", "query_table"]
 
 
 def _out_folder(out_dir: str | Path) -> Path:
@@ -57,10 +57,56 @@ def write_model_facts(model_path: str | Path, out_dir: str | Path, graph: str = 
     model = load_model(model_path)
     decls = {name: d for name, d in read_decls(schema_files()).items() if Path(d.source or "").name == "facts.dl"}
     tables = extract_graph_facts(model, graph).tuples(decls)
-    out = _out_folder(out_dir)
+    out = _fresh_folder(out_dir)
     refuse_overwriting([model_path], [out / f"{name}.facts" for name in decls])
     write_facts_dir(out, decls, {name: tables.get(name, []) for name in decls})
     return len(decls)
+
+
+def write_check_facts(
+    seq_path: str | Path,
+    rank_paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    relations: str | Path | None = None,
+    pipeline: int | None = None,
+) -> int:
+    """Write the facts a check of ``seq_path`` against ``rank_paths`` starts from, as
+    ``Name.facts`` files: every graph's tables (graph column ``seq``, ``r0``, ...), the world,
+    the input relations and the oracles' facts (:func:`analyzer.solve.derive.check_facts`) —
+    the ``facts/`` folder of a golden case (``shardlog rules test``, docs/rules.md).
+
+    Returns:
+        The number of files written (one per relation with rows).
+
+    Raises:
+        InputError: as :func:`analyzer.inputs.load.load_inputs`, or ``out_dir`` already holds
+            ``.facts`` files.
+    """
+    from analyzer.inputs.load import load_inputs
+    from analyzer.solve.derive import check_facts
+
+    out = _fresh_folder(out_dir)
+    inp = load_inputs(seq_path, rank_paths, relations, pipeline=pipeline)
+    facts, _ = check_facts(inp)
+    decls = read_decls(schema_files())
+    tables = {name: rows for name, rows in facts.tuples(decls).items() if rows}
+    write_facts_dir(out, decls, tables)
+    return len(tables)
+
+
+def _fresh_folder(out_dir: str | Path) -> Path:
+    """``out_dir``, created, unless it holds fact tables already (they are not overwritten).
+
+    Raises:
+        InputError: it holds ``.facts`` files, is a file, or cannot be created.
+    """
+    out = Path(out_dir)
+    old = sorted(out.glob("*.facts")) if out.is_dir() else []
+    if old:
+        shown_out = escape(os.fsdecode(out), 200)
+        raise InputError(f"{shown_out}: already holds fact tables ({old[0].name}, ...); write to a new folder")
+    return _out_folder(out)
 
 
 def write_tables(deriv: Derivation, out_dir: str | Path, inputs: Sequence[str | Path] = ()) -> None:

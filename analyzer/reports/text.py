@@ -15,9 +15,11 @@ JSON schema version 1 (``--json REPORT.json``)::
          "inputs": [{"name": str, "relations": [str], "producer": str | null,
                      "producer_op": str | null, "producer_scope": str}],
          "rank_nodes": {"0": [str], ...}, "hint": str, "hints": [str], "hint_ids": [str],
-         "origin_node": str, "origin_scope": str, "origin_source": str,
-         "rules_tried": [str], "stage": int | null}],  # where a pending
+         "origin_node": str, "origin_scope": str, "origin_source": str,  # where a pending
                                                       # Partial reaching the frontier was made
+         "source_from": "node" | "module" | "",     # the node's own frame, its module's call, none
+         "source_context": str,                      # innermost framework frame when none is yours
+         "rules_tried": [str], "stage": int | null}],
       "input_relations": [{"name": str, "relation": str, "source": "inferred" | "spec",
                            "established": "values" | "shapes" | "spec" | "names",
                            "evidence": str}],  # what the stored values showed ("" if not compared)
@@ -259,32 +261,34 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         if d.kind == "collective":
             console.print(f"[red]discrepancy {i}[/]: {escape(d.message)}")
             if d.node and d.graph != "seq":
-                console.print(f"  {escape(d.graph)} node: [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
-                console.print(f"  scope:  {escape(d.scope) or '?'}")
-                if d.source:
-                    console.print(f"  source: {escape(d.source)}")
+                console.print(f"  on {_graph_text(d.graph)}: [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
+                if d.scope:
+                    console.print(f"  scope:  {escape(d.scope)}")
+                _print_source(console, d)
                 for h in d.hints:
                     console.print(f"  [yellow]hint:[/] {escape(h)}")
             continue
-        where = f"{d.graph} node" if d.graph != "seq" else "frontier"
+        where = f"on {_graph_text(d.graph)}" if d.graph != "seq" else "frontier"
         console.print(f"[red]discrepancy {i}[/] ({where}): [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
         if d.message:
             console.print(f"  {escape(d.message)}")
-        console.print(f"  scope:  {escape(d.scope) or '?'}")
+        if d.scope:
+            console.print(f"  scope:  {escape(d.scope)}")
         if pp is not None and d.stage is not None and d.stage < pp.degree:
             console.print(f"  stage:  {d.stage} ({escape(', '.join(pp.stages[d.stage]))})")
-        if d.source:
-            console.print(f"  source: {escape(d.source)}")
-        if d.code:
-            console.print(f"          [dim]{escape(d.code)}[/]")
+        _print_source(console, d)
         for inp in d.inputs:
-            rels = escape(", ".join(inp.relations)) if inp.relations else ("no relation" if d.graph == "seq" else "")
+            if inp.relations:
+                rels = ", ".join(inp.relations)
+            else:
+                rels = "no relation" if d.graph == "seq" else "not a piece of any sequential value"
+            where_made = f", {escape(inp.producer_scope)}" if inp.producer_scope else ""
             prod = (
-                f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}, {escape(inp.producer_scope) or '?'})"
+                f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}{where_made})"
                 if inp.producer
                 else " (graph input or weight)"
             )
-            console.print(f"  input {escape(inp.name)}: {rels}{prod}")
+            console.print(f"  input {escape(inp.name)}: {escape(rels)}{prod}")
         if d.graph == "seq":
             if d.rank_nodes:
                 for r, names in sorted(d.rank_nodes.items()):
@@ -292,8 +296,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             else:
                 console.print("  paired with no rank node")
         if d.origin_node:
+            in_scope = f" in [bold]{escape(d.origin_scope)}[/]" if d.origin_scope else ""
             console.print(
-                f"  the partial sum comes from {escape(d.origin_node)} in [bold]{escape(d.origin_scope) or '?'}[/]"
+                f"  the partial sum comes from {escape(d.origin_node)}{in_scope}"
                 f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
             )
         if d.rules_tried:
@@ -326,6 +331,25 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
     # escaped onto its own line's middle: output lines start with "output ")
     tail = f"({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)"
     console.print(f"[bold {colour}]{v.verdict}[/]{given} {tail}")
+
+
+def _graph_text(graph: str) -> str:
+    """``r1`` -> ``rank 1`` (the graph names of the fact tables are internal)."""
+    return f"rank {graph[1:]}" if graph.startswith("r") and graph[1:].isdigit() else graph
+
+
+def _print_source(console: Console, d) -> None:
+    """The source line of a discrepancy, or why there is none (analyzer/verdict/sources.py)."""
+    if d.source:
+        how = ""
+        if d.source_from == "module":
+            how = f"  [dim](the call of {escape(d.scope) or 'its module'}: the node has no frame of its own)[/]"
+        console.print(f"  source: {escape(d.source)}{how}")
+        if d.code:
+            console.print(f"          [dim]{escape(d.code)}[/]")
+        return
+    context = f" (innermost frame, framework code: {escape(d.source_context)})" if d.source_context else ""
+    console.print(f"  source: none in your code was exported for this node{context}")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.errors import InputError
+from analyzer.facts import FactTables
 from analyzer.facts.extract import const_chunk_hashes
 from analyzer.inputs.files import check_folder
 from analyzer.model import CheckInput, Derivation
-from analyzer.solve.check_facts import graph_facts, input_facts
+from analyzer.solve.check_facts import CopiedGraphs, graph_facts, input_facts
 from analyzer.solve.coverage import COVERAGE_RELATION, coverage_of
 from analyzer.solve.oracles import (
     const_ints_text,
@@ -38,7 +39,7 @@ from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
 
-__all__ = ["derive"]
+__all__ = ["check_facts", "derive"]
 
 
 def derive(
@@ -107,17 +108,19 @@ def _same(inp: CheckInput) -> list[int] | None:
     return inp.same_graph if len(inp.same_graph) == 1 + inp.world_size else None
 
 
-def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> Derivation:
-    """Facts of ``seq`` and ``ranks`` (with the input relations of ``inp``), the shape oracles' facts,
-    and one engine run of ``program`` over them."""
+def check_facts(inp: CheckInput, seq=None, ranks=None, timings: dict | None = None) -> tuple[FactTables, CopiedGraphs]:
+    """The facts the rules start from for ``inp`` (or for ``seq`` and ``ranks`` in its place,
+    a collapsed pair of graphs): every graph's tables, the world and the input relations
+    (:mod:`analyzer.solve.check_facts`), then the oracles' shape and hash facts
+    (:mod:`analyzer.solve.oracles`). ``timings`` gets ``facts`` and ``oracles`` seconds."""
+    seq = seq if seq is not None else inp.canonical_seq or inp.seq
+    ranks = ranks if ranks is not None else inp.canonical_ranks or inp.ranks
     t0 = time.perf_counter()
     facts, copies = graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
     read = {v for n in g.node for v in n.input} | {v for n in g.node for v in n.output} | {o.name for o in g.output}
     facts.extend(input_facts(inp, read))
     facts.extend(const_chunk_hashes(seq, inp.world_size))
-    t_facts = time.perf_counter() - t0
-
     t1 = time.perf_counter()
     facts.extend(shard_shapes(facts, inp.world_size))
     facts.extend(reshape_axis_maps(facts, inp.world_size))
@@ -126,7 +129,16 @@ def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> De
     facts.extend(replica_shard_shapes(facts, inp.world_size))
     facts.extend(replica_reshape_maps(facts, inp.world_size))
     facts.extend(microbatch_facts(facts, inp.world_size))
-    t_oracles = time.perf_counter() - t1
+    if timings is not None:
+        timings.update(facts=t1 - t0, oracles=time.perf_counter() - t1)
+    return facts, copies
+
+
+def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> Derivation:
+    """The check's facts (:func:`check_facts`) and one engine run of ``program`` over them."""
+    times: dict = {}
+    facts, copies = check_facts(inp, seq, ranks, times)
+    t_facts, t_oracles = times["facts"], times["oracles"]
     run_program = instrumented(program) if coverage else program
     fast = one_rank and not coverage  # the one-rank world does not record which rules fired
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import operator
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.errors import InputError
+from analyzer.facts.source import FrameChoice
 from analyzer.inputs.files import check_regular
 from analyzer.layout import Layout
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.rulebook import hints_catalog
+from analyzer.verdict.sources import locate_sources
 
 __all__ = [
     "OutputVerdict",
@@ -88,6 +91,10 @@ class Discrepancy:
     origin_source: str = ""
     rules_tried: list[str] = field(default_factory=list)
     stage: int | None = None  # pipeline stage it lives in (pipeline checks only)
+    # "node": ``source`` is the node's own frame in the user's code; "module": the call of its
+    # module (the node has no such frame); "": none exported (analyzer/verdict/sources.py)
+    source_from: str = ""
+    source_context: str = ""  # the innermost framework frame when no frame is the user's
 
 
 @dataclass
@@ -168,8 +175,10 @@ def _with_details(text: str, details: list[str] | None) -> str:
     return f"{text} ({'; '.join(sorted(set(details)))})" if details else text
 
 
-def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
-    """Turn derived relations into outputs and discrepancies (earliest frontier first)."""
+def build_verdict(inp: CheckInput, deriv: Derivation, sources: FrameChoice | None = None) -> Verdict:
+    """Turn derived relations into outputs and discrepancies (earliest frontier first), each
+    placed at the innermost frame of the user's code (:mod:`analyzer.verdict.sources`; ``sources``:
+    the user's frame patterns, source root and path map)."""
     ix = _Index(deriv)
     n = inp.world_size
     node_op: dict[tuple[str, str], str] = {}
@@ -218,6 +227,15 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
         }
     )
 
+    pieces_of: dict[tuple[str, str], list[str]] = {}  # rank-side value -> "Shard(2) of logits", when asked
+
+    def rank_relations(g: str, v: str) -> list[str]:
+        if not pieces_of:
+            for s_, r_, d_, kind_, axis_, param_ in ix.columns("Piece", "s", "r", "d", "kind", "axis", "param"):
+                pieces_of.setdefault((f"r{r_}", d_), []).append(f"{layout_text(kind_, axis_, param_)} of {s_}")
+            pieces_of.setdefault(("", ""), [])  # built
+        return sorted(pieces_of.get((g, v), []))
+
     def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
         file, line, code = source.get((g, node), ("", 0, ""))
         ins = []
@@ -229,7 +247,7 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
             ins.append(
                 InputInfo(
                     v,
-                    [layout_text(*t) for t in rels],
+                    [layout_text(*t) for t in rels] if g == "seq" else rank_relations(g, v),
                     prod and node_name[(g, prod)],
                     prod and node_op[(g, prod)],
                     scope.get((g, prod), "") if prod else "",
@@ -285,6 +303,8 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     collective = _collective_discrepancies(ix, checks, info, node_name, scope)
     # a rank issuing other collectives than rank 0 breaks everything after that call: first
     discrepancies[:0] = collective
+    if discrepancies:
+        locate_sources(inp, discrepancies, sources)
     verdict = "verified" if not unexplained and not checks else "discrepancy"
     return Verdict(verdict, outputs, discrepancies, no_rule, assumed_relations(inp, [o.name for o in outputs]))
 
@@ -376,17 +396,20 @@ def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
 _MAX_SOURCE_BYTES = 16 << 20  # a source file to quote a line of
 
 
-def read_source_line(file: str, line: int) -> str:
-    """The text of ``file:line`` when the file can be found (as given, or relative to an
-    entry of ``sys.path`` such as site-packages for ``transformers/models/...``); "" if not.
-    Only ``.py`` files, regular and at most 16 MiB, are read: the path comes from the model."""
+def read_source_line(file: str, line: int, roots: Sequence[str] = ()) -> str:
+    """The text of ``file:line`` when the file can be found (relative to one of ``roots``, as
+    given, or relative to an entry of ``sys.path`` such as site-packages for
+    ``transformers/models/...``); "" if not. Only ``.py`` files, regular and at most 16 MiB,
+    are read: the path comes from the model."""
     import sys
 
     if line <= 0:
         return ""
     if not file.endswith(".py"):  # a Python frame; never another file the model names (/etc/shadow, /proc/kmsg)
         return ""
-    candidates = [Path(file)] + [Path(p) / file for p in sys.path if p and not Path(file).is_absolute()]
+    relative = not Path(file).is_absolute()
+    candidates = [Path(r) / file for r in roots if relative] + [Path(file)]
+    candidates += [Path(p) / file for p in sys.path if p and relative]
     for path in candidates:
         try:
             if path.is_file():

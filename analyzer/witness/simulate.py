@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import traceback
@@ -35,6 +36,7 @@ import onnx.inliner
 from onnx.reference import ReferenceEvaluator
 
 from analyzer.layout import Layout
+from analyzer.witness import segments
 from analyzer.witness.collectives import (
     AxisRendezvous,
     CollectiveCall,
@@ -163,7 +165,21 @@ def _evaluate(
     hub: Rendezvous,
     keep_intermediates: bool,
 ) -> dict[str, Any]:
-    """Run one graph; any failure becomes a one-line :class:`SimulationError`."""
+    """Run one graph; any failure becomes a one-line :class:`SimulationError`. A large graph
+    runs on onnxruntime, cut at its collectives (:mod:`analyzer.witness.segments`);
+    ``$SHARDLOG_WITNESS_RUNTIME`` = ``onnxruntime`` / ``reference`` forces one runtime (default
+    ``auto``); onnxruntime missing or collectives inside subgraphs: ``onnx.reference``."""
+    runtime = os.environ.get("SHARDLOG_WITNESS_RUNTIME", "auto")
+    if (
+        runtime != "reference"
+        and segments.available()
+        and (runtime == "onnxruntime" or segments.worth_it(model))
+    ):
+        values = segments.run_segments(
+            model, feeds, where=where, rank=rank, hub=hub, keep_intermediates=keep_intermediates
+        )
+        if values is not None:
+            return values
     try:
         evaluator = ReferenceEvaluator(model, new_ops=collective_ops_for(model, rank, hub))
     except Exception as exc:

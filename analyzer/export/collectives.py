@@ -1,0 +1,116 @@
+"""The ``com.microsoft`` collectives of an export: their ONNX schemas and the translation of
+``torch.ops._c10d_functional`` collectives (what ``make_fx`` leaves of DTensor's
+redistributions) into them, for ``torch.onnx.export(custom_translation_table=...)``.
+
+``all_reduce`` -> ``com.microsoft::AllReduce(group_size=N, reduction="sum")``,
+``all_gather_into_tensor`` -> ``AllGather(group_size=N, axis=0)``, ``reduce_scatter_tensor`` ->
+``ReduceScatter(group_size=N, reduction="sum", axis=0)`` (onnxruntime's contrib ops,
+collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered in
+:data:`MESH_GROUPS` is one mesh axis's: its collectives carry ``mesh_axis`` (docs/mesh.md).
+"""
+
+from __future__ import annotations
+
+__all__ = ["MESH_GROUPS", "MSFT", "WORLD", "register_collective_schemas", "reset_dtensor_caches", "translation_table"]
+
+MSFT = "com.microsoft"
+#: world size the all_reduce translation writes (set by the exporter before each export)
+WORLD = {"n": 1}
+#: process-group name -> (mesh axis name, size) while a mesh rank is traced
+MESH_GROUPS: dict = {}
+_WORLD, _MESH_GROUPS = WORLD, MESH_GROUPS  # the names the translation functions read
+
+
+def reset_dtensor_caches() -> None:
+    """Forget DTensor's cached sharding decisions before tracing another rank.
+
+    The sharding propagator and the redistribution planner cache results keyed by specs whose
+    DeviceMesh compares equal across ranks, so a later rank's trace reuses output specs that
+    hold the *first* rank's mesh and coordinate (a backward Replicate -> Shard redistribution
+    then keeps chunk 0 on every rank)."""
+    import torch
+    from torch.distributed.tensor import DTensor, _redistribute
+
+    torch._C._clear_DTensor_sharding_propagator_cache()  # the C++ dispatch fast path's cache
+    prop = DTensor._op_dispatcher.sharding_propagator
+    prop.propagate_op_sharding.cache_clear()
+    prop._propagate_tensor_meta_cached.cache_clear()
+    _redistribute._gen_transform_infos.cache_clear()
+    _redistribute._planner_cache.clear()
+
+
+def register_collective_schemas() -> None:
+    import onnx
+    import onnx.defs as D
+
+    types = [
+        "tensor(float)",
+        "tensor(float16)",
+        "tensor(bfloat16)",
+        "tensor(double)",
+        "tensor(int64)",
+        "tensor(int32)",
+    ]
+
+    def attr(name, value):
+        return D.OpSchema.Attribute(name, onnx.helper.make_attribute(name, value))
+
+    # the mesh axis of the process group (mesh_export.py; docs/mesh.md); no default: absent = world
+    mesh_axis = D.OpSchema.Attribute("mesh_axis", D.OpSchema.AttrType.STRING, "mesh axis", required=False)
+    specs = {
+        "AllReduce": [attr("group_size", 1), attr("reduction", "sum"), mesh_axis],
+        "AllGather": [attr("group_size", 1), attr("axis", 0), mesh_axis],
+        "ReduceScatter": [attr("group_size", 1), attr("reduction", "sum"), attr("axis", 0)],
+    }
+    for name, attrs in specs.items():
+        if D.has(name, MSFT):
+            continue
+        D.register_schema(
+            D.OpSchema(
+                name,
+                MSFT,
+                1,
+                inputs=[D.OpSchema.FormalParameter("input", "T")],
+                outputs=[D.OpSchema.FormalParameter("output", "T")],
+                type_constraints=[("T", types, "")],
+                attributes=attrs,
+            )
+        )
+
+
+def translation_table():
+    import onnxscript
+    import torch
+    from onnxscript import opset18 as op
+
+    msft = onnxscript.values.Opset(MSFT, 1)
+
+    # plain (traced) onnxscript functions: signature mirrors the ATen op
+    def all_reduce(x, reduce_op: str, group_name: str):
+        if reduce_op != "sum":
+            raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
+        if group_name in _MESH_GROUPS:  # a mesh axis's group (mesh_export.py): name the axis
+            axis, size = _MESH_GROUPS[group_name]
+            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction="sum")
+        return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
+
+    def all_gather_into_tensor(x, group_size: int, group_name: str):
+        if group_name in _MESH_GROUPS:
+            return msft.AllGather(x, mesh_axis=_MESH_GROUPS[group_name][0], group_size=group_size, axis=0)
+        return msft.AllGather(x, group_size=group_size, axis=0)
+
+    def reduce_scatter_tensor(x, reduce_op: str, group_size: int, group_name: str):
+        if reduce_op != "sum":
+            raise NotImplementedError(f"reduce_scatter reduce_op={reduce_op}")
+        return msft.ReduceScatter(x, group_size=group_size, reduction="sum", axis=0)
+
+    def wait_tensor(x):
+        return op.Identity(x)
+
+    c10d = torch.ops._c10d_functional
+    return {
+        c10d.all_reduce.default: all_reduce,
+        c10d.all_gather_into_tensor.default: all_gather_into_tensor,
+        c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,
+        c10d.wait_tensor.default: wait_tensor,
+    }

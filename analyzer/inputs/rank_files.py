@@ -1,0 +1,285 @@
+"""Rank files given wrong: a missing, extra, duplicated or misordered file, said in one line.
+
+The rank order is the order of the files on the command line (a shell glob ``rank*.onnx``
+sorts ``rank10`` before ``rank2``). A wrong list otherwise shows up as a dozen discrepancies
+(every sharded weight refuted, nothing pairs), so it is diagnosed before the check, from
+what the files themselves say:
+
+- metadata: the exporters (``scripts/export_hf_tp.py``) write ``shardlog.rank`` (-1 for the
+  sequential export), ``shardlog.world_size`` and, for pipeline stages, ``shardlog.stage`` into
+  each file's ``metadata_props``; :func:`check_metadata`.
+- shapes: without metadata, a world size the weights' shapes say (an axis divided by W on
+  every rank) that no layout of the given rank count fits; :func:`check_world_size`.
+- values: where the sequential graph and the ranks store the weights, which chunk of each
+  sharded weight each file holds; :func:`check_order_by_values`.
+
+Each raises :class:`~analyzer.errors.InputError`; none runs the check itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+
+import onnx
+
+from analyzer.errors import InputError
+
+__all__ = ["check_metadata", "check_order_by_values", "check_stages", "check_world_size", "chunk_maps"]
+
+_LISTED = 8  # rank files named in full in a message; more are elided
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _files(count: int) -> str:
+    return "1 rank file was" if count == 1 else f"{count} rank files were"
+
+
+def check_stages(stages: Sequence[Sequence[str]], metas: Sequence[Sequence[Mapping[str, str]]]) -> None:
+    """Refuse pipeline stage files whose metadata ``shardlog.stage`` is another stage than
+    their position gives them (file f is stage ``f // (F/P)``, :mod:`analyzer.importers.pipeline`).
+
+    Raises:
+        InputError: naming the file, its stage and the stage it was given as.
+    """
+    for s, (paths, ms) in enumerate(zip(stages, metas)):
+        for path, meta in zip(paths, ms):
+            stage = _int(meta.get("shardlog.stage"))
+            if stage is not None and stage != s:
+                raise InputError(
+                    f"{path}: is pipeline stage {stage} (metadata shardlog.stage), given as stage {s}: "
+                    "give the files stage by stage, tensor-parallel rank fastest"
+                )
+
+
+def _natural_key(path: str) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+
+
+def _in_order(paths: Sequence[str], order: Sequence[int]) -> str:
+    """``give them in rank order: a b c``, and why a glob may have got it wrong."""
+    ordered = [paths[j] for j in order]
+    shown = " ".join(ordered[:_LISTED]) + (" ..." if len(ordered) > _LISTED else "")
+    why = ""
+    if list(paths) == sorted(paths) and ordered == sorted(paths, key=_natural_key):
+        why = " (a shell glob sorts rank10 before rank2)"
+    return f"give them in rank order: {shown}{why}"
+
+
+def check_metadata(
+    seq_path: str, seq_meta: Mapping[str, str], rank_paths: Sequence[str], rank_metas: Sequence[Mapping[str, str]]
+) -> None:
+    """Refuse rank files whose ``shardlog.*`` metadata says they are not ranks 0..F-1 in order.
+
+    Args:
+        seq_path: the sequential file; ``seq_meta`` its metadata.
+        rank_paths: the rank files in the order given; ``rank_metas`` their metadata.
+
+    Raises:
+        InputError: the sequential file is a rank's export; a rank file is the sequential
+            export or a pipeline stage (without ``--pp``); the files come from different world
+            sizes; two files are the same rank; a rank of the world is missing or extra; the
+            files are out of order.
+    """
+    seq_rank = _int(seq_meta.get("shardlog.rank"))
+    if seq_rank is not None and seq_rank >= 0:
+        raise InputError(
+            f"{seq_path}: is the file of rank {seq_rank} (metadata shardlog.rank), given as the sequential model"
+        )
+    given: list[int] = []
+    for j, (path, meta) in enumerate(zip(rank_paths, rank_metas)):
+        rank = _int(meta.get("shardlog.rank"))
+        if rank is None:
+            return  # no metadata (or not on every file): nothing to go by
+        if rank < 0:
+            stage = meta.get("shardlog.stage")
+            if stage is not None:
+                raise InputError(f"{path}: is pipeline stage {stage}, given as rank {j}: give --pp P for stage files")
+            raise InputError(f"{path}: is a sequential export (metadata shardlog.rank = -1), given as rank {j}")
+        given.append(rank)
+    sizes = {p: _int(m.get("shardlog.world_size")) for p, m in zip(rank_paths, rank_metas)}
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"{p}: {w}" for p, w in list(sizes.items())[:_LISTED])
+        raise InputError(
+            f"the rank files come from runs of different world sizes (metadata shardlog.world_size: {shown})"
+        )
+    world = next(iter(sizes.values()))
+    seen: dict[int, int] = {}
+    for j, (path, rank) in enumerate(zip(rank_paths, given)):
+        if rank in seen:
+            first = rank_paths[seen[rank]]
+            if Path(first).resolve() == Path(path).resolve():
+                raise InputError(f"{path} is given twice, as rank {seen[rank]} and rank {j} (it is rank {rank})")
+            raise InputError(f"{first} and {path} are both the file of rank {rank} (metadata shardlog.rank)")
+        seen[rank] = j
+    f = len(rank_paths)
+    if world is not None and set(given) != set(range(world)):
+        missing = sorted(set(range(world)) - set(given))
+        extra = sorted(r for r in given if r >= world)
+        if extra:
+            raise InputError(
+                f"{rank_paths[seen[extra[0]]]}: is the file of rank {extra[0]}, but the files say the world size is "
+                f"{world} (metadata shardlog.world_size)"
+            )
+        which = ", ".join(map(str, missing[:_LISTED])) + (" ..." if len(missing) > _LISTED else "")
+        files = "the file of rank" if len(missing) == 1 else "the files of ranks"
+        raise InputError(
+            f"{files} {which} {'is' if len(missing) == 1 else 'are'} missing: "
+            f"{_files(f)} given for a world size of {world} (metadata shardlog.world_size)"
+        )
+    if given != list(range(f)):
+        if sorted(given) != list(range(f)):
+            raise InputError(f"the rank files are ranks {sorted(given)} (metadata shardlog.rank), not 0..{f - 1}")
+        j = next(j for j, r in enumerate(given) if r != j)
+        raise InputError(
+            f"the rank files are out of order: {rank_paths[j]} is the file of rank {given[j]} (metadata "
+            f"shardlog.rank), given as rank {j}; {_in_order(rank_paths, sorted(range(f), key=given.__getitem__))}"
+        )
+
+
+def check_world_size(
+    seq_shapes: Mapping[str, tuple],
+    rank_shapes: Sequence[Mapping[str, tuple]],
+    has_shard: bool,
+    ignore: Collection[str] = (),
+) -> None:
+    """Refuse a rank count the weights' shapes contradict: no input or weight fits ``Shard``
+    over the F given ranks (``has_shard`` false), and the ones cut along one axis into equal
+    chunks say a world size W != F (the largest chunk count: kv heads replicated over ranks
+    are cut into fewer).
+
+    Args:
+        seq_shapes: shapes of the sequential graph's inputs and initializers.
+        rank_shapes: the same, per rank.
+        has_shard: whether any input relation was inferred as a ``Shard`` over the F ranks.
+        ignore: values the spec gives a relation (micro-batches cut inputs finer than ranks).
+
+    Raises:
+        InputError: naming W, F and one weight that shows W.
+    """
+    f = len(rank_shapes)
+    if has_shard or f == 0:
+        return
+    best: tuple[int, str, tuple, tuple] | None = None
+    for name, shape in seq_shapes.items():
+        if name in ignore:
+            continue
+        got = [s.get(name) for s in rank_shapes]
+        if any(g is None or g != got[0] or len(g) != len(shape) for g in got):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(shape, got[0])) if a != b]
+        if len(diff) != 1:
+            continue
+        a, b = shape[diff[0]], got[0][diff[0]]
+        if not (isinstance(a, int) and isinstance(b, int) and b > 0 and a % b == 0 and a // b >= 2):
+            continue
+        if best is None or a // b > best[0]:
+            best = (a // b, name, shape, got[0])
+    if best is None or best[0] == f:
+        return
+    world, name, shape, got = best
+    if f < world:
+        what = "a rank file is missing" if world - f == 1 else f"{world - f} rank files are missing"
+    else:
+        what = "an extra rank file was given" if f - world == 1 else f"{f - world} extra rank files were given"
+    raise InputError(
+        f"{_files(f)} given, but the weights' shapes say the world size is {world} "
+        f"({name}: {list(shape)} on the sequential graph, {list(got)} on every rank): {what}"
+    )
+
+
+def check_order_by_values(
+    rank_paths: Sequence[str],
+    chunk_maps: Mapping[str, Sequence[int]],
+    same: Sequence[int] | None,
+) -> None:
+    """Refuse files whose stored weights say they are another rank's.
+
+    Args:
+        rank_paths: the rank files in the order given.
+        chunk_maps: for each sharded weight (plain ``Shard`` over the F ranks) whose data the
+            sequential graph and every rank store, the chunk each file holds (-1: none).
+        same: per rank the index of the first rank stored byte for byte like it (None: unknown).
+
+    Raises:
+        InputError: when two or more such weights all say the same thing: the files hold a
+            permutation of the chunks (out of order), or a file holds the chunks of a file
+            given earlier and is stored like it (given twice).
+    """
+    maps = {tuple(m) for m in chunk_maps.values()}
+    if len(chunk_maps) < 2 or len(maps) != 1:
+        return
+    held = next(iter(maps))
+    f = len(rank_paths)
+    if -1 in held or list(held) == list(range(f)):
+        return
+    if sorted(held) == list(range(f)):
+        j = next(j for j, c in enumerate(held) if c != j)
+        raise InputError(
+            f"the rank files are out of order: {rank_paths[j]} holds rank {held[j]}'s chunk of every sharded weight "
+            f"({len(chunk_maps)} checked by value), given as rank {j}; "
+            f"{_in_order(rank_paths, sorted(range(f), key=held.__getitem__))}"
+        )
+    for j, c in enumerate(held):
+        if c != j and held[c] == c and _same_file(rank_paths, same, c, j):
+            raise InputError(
+                f"{rank_paths[j]} is given as rank {c} and rank {j}: it holds rank {c}'s chunk of every sharded "
+                f"weight ({len(chunk_maps)} checked by value), so the file of rank {j} is missing"
+            )
+
+
+def _same_file(paths: Sequence[str], same: Sequence[int] | None, a: int, b: int) -> bool:
+    if Path(paths[a]).resolve() == Path(paths[b]).resolve():
+        return True
+    return same is not None and len(same) == len(paths) and same[b] == same[a]
+
+
+def chunk_maps(
+    seq: onnx.ModelProto, ranks: Sequence[onnx.ModelProto], relations: Sequence, arrays, per_model
+) -> dict[str, list[int]]:
+    """For each inferred plain ``Shard`` (one chunk per rank) of a weight stored inline in the
+    sequential graph and every rank: the index of the chunk each rank's array equals (-1: none).
+
+    Args:
+        relations: the inferred input relations.
+        arrays: ``arrays(model, names) -> {name: ndarray}`` of inline initializers.
+        per_model: ``per_model(fn, ranks) -> [fn(rank) ...]`` (reads a shared graph once).
+    """
+    import numpy as np
+
+    n = len(ranks)
+    plain = {
+        r.seq_value: r.layout.axis
+        for r in relations
+        if r.source == "inferred"
+        and r.layout.kind == "Shard"
+        and r.layout.param == ""
+        and len(set(r.rank_values)) == 1
+        and r.rank_values[0] == r.seq_value
+    }
+    full = arrays(seq, set(plain))
+    mine = per_model(lambda m: arrays(m, set(full)), ranks)
+    out: dict[str, list[int]] = {}
+    for name, axis in plain.items():
+        if name not in full or any(name not in m for m in mine):
+            continue
+        chunks = np.split(full[name], n, axis=axis)
+        out[name] = [
+            next(
+                (
+                    c
+                    for c, chunk in enumerate(chunks)
+                    if chunk.shape == m[name].shape and np.array_equal(chunk, m[name])
+                ),
+                -1,
+            )
+            for m in mine
+        ]
+    return out

@@ -1,0 +1,48 @@
+"""The spec file's JSON Schema (``schemas/spec.schema.json``), the published form of the spec
+format: editors complete and check a spec from it (``# yaml-language-server: $schema=...``),
+and every spec is validated against it when loaded (:func:`analyzer.inputs.infer.load_spec`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from analyzer.errors import InputError
+
+__all__ = ["spec_schema", "validate_spec"]
+
+
+@functools.cache
+def spec_schema() -> dict:
+    """The JSON Schema of a spec file, from the bundled ``schemas/`` folder."""
+    from analyzer.solve.rulebook import schemas_dir
+
+    return json.loads((schemas_dir() / "spec.schema.json").read_text(encoding="utf-8"))
+
+
+def _json_keys(data: object) -> object:
+    """YAML data with every mapping key a string (YAML allows ``1: replicate``; JSON does not)."""
+    if isinstance(data, Mapping):
+        return {str(k): _json_keys(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_json_keys(v) for v in data]
+    return data
+
+
+def validate_spec(path: str | Path, data: object) -> None:
+    """Validate parsed spec data against :func:`spec_schema`.
+
+    Raises:
+        InputError: ``path: where: what`` for the error jsonschema ranks most relevant.
+    """
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(spec_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(_json_keys(data)))
+    if error is None:
+        return
+    where = ".".join(str(x) for x in error.absolute_path) or "top level"
+    raise InputError(f"{path}: {where}: {' '.join(error.message.split())} (schemas/spec.schema.json)")

@@ -1,0 +1,89 @@
+"""shardlog export: a Hugging Face config and a plan -> seq.onnx and rank files that
+shardlog check reads, with nothing from scripts/ (analyzer/export/)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import onnx
+import pytest
+from click.testing import CliRunner
+
+from analyzer.cli import main
+
+_missing = [m for m in ("torch", "transformers", "onnxscript") if importlib.util.find_spec(m) is None]
+pytestmark = pytest.mark.skipif(bool(_missing), reason=f"the export extra is not installed (missing {_missing})")
+
+CONFIG = """model_type: llama
+hidden_size: 32
+intermediate_size: 64
+num_hidden_layers: 2
+num_attention_heads: 4
+num_key_value_heads: 2
+vocab_size: 64
+tie_word_embeddings: false
+"""
+
+
+def _run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.slow
+def test_export_then_check_verifies_and_a_planned_bug_points_at_the_model_code(tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    out = tmp_path / "tp2"
+    code, text = _run("export", "--hf", cfg, "--world-size", 2, "--out", out)
+    assert code == 0, text
+    files = [out / "seq.onnx", out / "rank0.onnx", out / "rank1.onnx"]
+    meta = [{p.key: p.value for p in onnx.load(f, load_external_data=False).metadata_props} for f in files]
+    assert [m["shardlog.rank"] for m in meta] == ["-1", "0", "1"]
+    code, text = _run("check", *files, "--numeric")
+    assert code == 0 and "logits = Replicate on ranks 0..1" in text, text
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("model.layers.1.mlp.down_proj: RowwiseParallel(output_layouts=Partial())\n")
+    bug = tmp_path / "bug"
+    code, text = _run("export", "--hf", cfg, "--world-size", 2, "--out", bug, "--plan", plan)
+    assert code == 0, text
+    code, text = _run("check", bug / "seq.onnx", bug / "rank0.onnx", bug / "rank1.onnx")
+    assert code == 1, text
+    first = text[text.index("discrepancy 1") :].split("\n\n")[0]
+    assert "source: transformers/models/llama/modeling_llama.py:" in first
+    assert "the partial sum comes from" in first and "model.layers.1.mlp.down_proj" in first
+
+
+@pytest.mark.parametrize(
+    "plan, message",
+    [
+        ("lm_head: diagonal\n", "plan: lm_head: 'diagonal' is not a parallel style"),
+        ("model.nowhere.*: colwise\n", "plan: 'model.nowhere.*' matches no module of the model"),
+        ("lm_head: ColwiseParallel(output_layouts=Replicat())\n", "is not a placement or a constant"),
+        ("[1, 2]\n", "expected a mapping of module patterns to styles"),
+    ],
+)
+def test_bad_plans_are_one_line_errors_before_anything_is_traced(tmp_path, plan, message):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    (tmp_path / "plan.yaml").write_text(plan)
+    out = tmp_path / "out"
+    code, text = _run("export", "--hf", cfg, "--world-size", 2, "--out", out, "--plan", tmp_path / "plan.yaml")
+    assert code == 2 and len(text.strip().splitlines()) == 1 and message in text, text
+    assert not (out / "seq.onnx").exists()
+
+
+def test_bad_configs_and_a_used_folder_are_one_line_errors(tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("hidden_size: 32\n")
+    code, text = _run("export", "--hf", cfg, "--world-size", 2, "--out", tmp_path / "o")
+    assert code == 2 and "the config needs a model_type" in text, text
+    cfg.write_text(CONFIG)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "seq.onnx").write_bytes(b"mine")
+    code, text = _run("export", "--hf", cfg, "--world-size", 2, "--out", tmp_path / "o")
+    assert code == 2 and "seq.onnx: exists; export into a new folder" in text, text
+    assert (tmp_path / "o" / "seq.onnx").read_bytes() == b"mine"
+    code, text = _run("export", "--hf", cfg, "--world-size", 1, "--out", tmp_path / "p")
+    assert code == 2, text
