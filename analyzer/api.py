@@ -5,7 +5,7 @@ Example::
     from analyzer import check
     result = check("examples/llama_tp2/seq.onnx", ["examples/llama_tp2/rank0.onnx",
                                                    "examples/llama_tp2/rank1.onnx"])
-    result.verdict                      # "verified" | "discrepancy"
+    result.verdict                      # "verified" | "discrepancy" | "unproven"
     pieces = result.tables()["Piece"]   # columns s, r, d, kind, axis, param
 """
 
@@ -84,6 +84,7 @@ def check(
     memoize: bool = True,
     pipeline: int | None = None,
     one_rank: bool = True,
+    triage: bool = True,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -105,6 +106,9 @@ def check(
         one_rank: when every rank file holds the same graph and the input relations are the
             same on every rank, solve rank 0 alone and copy its rows (:mod:`analyzer.speedups.symmetry`;
             the result is the same); False solves every rank.
+        triage: when the rules do not verify the check, decide each frontier on numbers
+            (:mod:`analyzer.verdict.triage`: ``discrepancy`` when the numbers differ,
+            ``unproven`` when they agree); False keeps the rules' verdict.
 
     Returns:
         A :class:`CheckResult`.
@@ -137,11 +141,24 @@ def check(
             )
             t1 = time.perf_counter()
             verdict = build_verdict(inp, deriv)
+            t_triage = 0.0
+            if triage and verdict.verdict != "verified":
+                from analyzer.verdict.triage import triage as triage_on_numbers
+
+                def rederive(more: CheckInput):
+                    return derive(more, engine=engine, extra_rules=rules, coverage=coverage, memoize=False,
+                                  one_rank=one_rank)
+
+                t2 = time.perf_counter()
+                deriv, verdict = triage_on_numbers(inp, deriv, verdict, rederive, seed=seed)
+                t_triage = time.perf_counter() - t2
             if inp.pipeline is not None:
                 _locate_stages(inp, verdict)
         finally:
             proofs.settle()  # a malformed file is the error, whatever the check did with it
-    deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
+    deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1 - t_triage}
+    if t_triage:
+        deriv.timings["triage"] = t_triage
     result = CheckResult(inp, deriv, verdict, engine, 0.0)
     if numeric:
         from analyzer.witness.check import numeric_errors

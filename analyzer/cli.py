@@ -1,7 +1,7 @@
 """Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``.
 
 Exit codes of ``check``: 0 verified, 1 discrepancy, 2 usage or input error (one line on
-stderr, never a traceback).
+stderr, never a traceback), 3 unproven (no rule explains some steps; the numbers agree).
 """
 
 from __future__ import annotations
@@ -115,6 +115,12 @@ def main() -> None:
     help="The rank files are P pipeline stages (global-rank order, tensor-parallel rank fastest); "
     "each rank's stages are chained by boundary tensor names.",
 )
+@click.option(
+    "--no-triage",
+    "no_triage",
+    is_flag=True,
+    help="Keep the rules' verdict: do not run the numeric witness on the frontier of a check that is not verified.",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -135,6 +141,7 @@ def check(
     all_ranks,
     coverage,
     pipeline,
+    no_triage,
     explain,
     verbose,
     quiet,
@@ -166,6 +173,7 @@ def check(
             memoize=not no_memo,
             one_rank=not all_ranks,
             pipeline=pipeline,
+            triage=not no_triage,
         )
     try:
         if json_path:
@@ -188,7 +196,7 @@ def check(
         print_text(result, console, verbose=verbose, explain=explain)
     if coverage:
         print_coverage(result, console, verbose=verbose)
-    sys.exit(0 if result.verdict == "verified" else 1)
+    sys.exit({"verified": 0, "unproven": 3}.get(result.verdict, 1))
 
 
 def _refuse_overwriting_inputs(inputs, outputs) -> None:

@@ -151,7 +151,7 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        """``"verified"`` or ``"discrepancy"``."""
+        """``"verified"``, ``"discrepancy"`` or ``"unproven"`` (:mod:`analyzer.verdict.triage`)."""
         return self.verdict_.verdict
 
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -1,6 +1,8 @@
 """SARIF 2.1.0 log of a check, for CI code scanning (``--sarif PATH``).
 
-One result per discrepancy of the verdict, earliest first, at ``level: error``:
+One result per discrepancy of the verdict, earliest first, at ``level: error``, then one per
+unproven step (no rule explains it, the numbers agree: :mod:`analyzer.verdict.triage`) at
+``level: warning``, ``kind: review``, rule ``unproven-step``, the pattern in the message:
 
 - ``ruleId`` is the first hint id of the discrepancy (``rules/diagnose/hints.yaml``, every
   catalog entry is a rule of ``tool.driver.rules``), or one of :data:`EXTRA_RULES` when no
@@ -50,8 +52,16 @@ EXTRA_RULES: dict[str, str] = {
     "(a collective or a rearrangement after it)",
     "collective-mismatch": "the collectives of the ranks do not pair up by issue order (different op, group, axis or "
     "count on some rank)",
+    "unproven-step": "no rule explains this step, but the numeric witness shows the ranks compute its value: a rule "
+    "is missing (the check is unproven, not verified); write one for the pattern in the message",
 }
-_KIND_RULE = {"frontier": "relation-break", "output": "output-not-rebuilt", "collective": "collective-mismatch"}
+_KIND_RULE = {
+    "frontier": "relation-break",
+    "output": "output-not-rebuilt",
+    "collective": "collective-mismatch",
+    "unproven": "unproven-step",
+    "unproven-output": "unproven-step",
+}
 _PYTHONPATH = "PYTHONPATH"
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # C0/C1 controls, bidi overrides
 #: Longest model-derived name (node, scope, op) quoted inside a message.
@@ -120,18 +130,21 @@ def _hint_catalog() -> dict[str, str]:
 
 def _descriptor(rule_id: str, text: str) -> dict:
     short = text.split(":", 1)[0].strip() or text
+    level = "warning" if rule_id == "unproven-step" else "error"
     return {
         "id": rule_id,
         "name": "".join(p.capitalize() for p in re.split(r"[^A-Za-z0-9]+", rule_id) if p) or "Rule",
         "shortDescription": {"text": short[:1].upper() + short[1:]},
         "fullDescription": {"text": text},
         "help": {"text": text},
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["correctness", "tensor-parallel"], "precision": "high", "problem.severity": "error"},
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": ["correctness", "tensor-parallel"], "precision": "high", "problem.severity": level},
     }
 
 
 def _rule_id(d: Discrepancy) -> str:
+    if d.kind.startswith("unproven"):
+        return _KIND_RULE[d.kind]
     if d.hint_ids:
         return _clean(d.hint_ids[0], 200)
     return _KIND_RULE.get(d.kind, "relation-break")
@@ -145,6 +158,10 @@ def _model_file(result: CheckResult, graph: str) -> str:
 
 
 def _message(d: Discrepancy) -> str:
+    if d.kind.startswith("unproven"):
+        head = f"unproven step {_msg(d.node, _NAME)} ({_msg(d.op_type, _NAME) or '?'}) in {_msg(d.scope, _NAME) or '?'}"
+        body = f"{head}: {_msg(d.message)}" + "".join(f"; {_msg(line)}" for line in d.pattern)
+        return body if len(body) <= MAX_TEXT else body[: MAX_TEXT - 3] + "..."
     if d.kind == "collective":
         return _msg(d.message or "collectives do not pair across ranks")
     where = "frontier node" if d.graph == "seq" else f"rank graph {_msg(d.graph, _NAME)} node"
@@ -198,8 +215,8 @@ def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> 
     res: dict = {
         "ruleId": rule_id,
         "ruleIndex": rule_index[rule_id],
-        "level": "error",
-        "kind": "fail",
+        "level": "warning" if d.kind.startswith("unproven") else "error",
+        "kind": "review" if d.kind.startswith("unproven") else "fail",
         "message": {"text": _message(d)},
         "locations": [location],
         "partialFingerprints": {"shardlogDiscrepancy/v1": _fingerprint(d, rule_id)},
@@ -257,7 +274,7 @@ def to_sarif(result: CheckResult) -> dict:
         if rid not in rule_index:
             rule_index[rid] = len(rules)
             rules.append(_descriptor(rid, _clean(d.hints[0]) if d.hints else rid))
-    results = [_result(d, result, rule_index) for d in v.discrepancies]
+    results = [_result(d, result, rule_index) for d in [*v.discrepancies, *v.unproven]]
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,

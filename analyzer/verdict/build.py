@@ -77,16 +77,26 @@ class Discrepancy:
     origin_source: str = ""
     rules_tried: list[str] = field(default_factory=list)
     stage: int | None = None  # pipeline stage it lives in (pipeline checks only)
+    # set by the numeric triage (analyzer/verdict/triage.py): "differ" | "agree" | "outputs agree" | ""
+    numbers: str = ""
+    numeric_error: float | None = None
+    relation: str = ""  # the relation the numbers show (unproven steps)
+    rank_values: list[str] = field(default_factory=list)
+    pattern: list[str] = field(default_factory=list)  # the seq node and rank 0's computation of its value
 
 
 @dataclass
 class Verdict:
-    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies."""
+    """The answer: ``verified`` (a proof), ``discrepancy`` or ``unproven`` (no rule explains some
+    steps, the numbers agree: :mod:`analyzer.verdict.triage`), with outputs, discrepancies and
+    the unproven steps."""
 
     verdict: str
     outputs: list[OutputVerdict]
     discrepancies: list[Discrepancy]
     no_rule_ops: list[str]
+    unproven: list[Discrepancy] = field(default_factory=list)
+    triage: str = ""  # what the numeric triage did ("" when it did not run)
 
 
 class _Index:
