@@ -201,6 +201,9 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
     if result.derivation.capped:
         console.print(f"[yellow]driver stopped at its safety cap of {result.derivation.rounds} rounds[/]")
+    if verbose and result.inputs.expand_ops:
+        ops = ", ".join(sorted(f"{d}::{op}" if d else op for d, op in result.inputs.expand_ops))
+        console.print(f"fused ops expanded through their ONNX function bodies: {escape(ops)}")
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     if verbose and result.derivation.one_rank:

@@ -3,7 +3,9 @@ engine running ``schemas/*.dl`` + ``rules/**/*.dl``, to a fixpoint.
 
 Data flow (``../shared/design/architecture.md``): Python oracles may add facts from what was
 derived, and the program runs again until no oracle adds anything (``max_rounds`` is a safety
-cap that reports itself when hit). The speed paths (:mod:`analyzer.speedups`) are called at one
+cap that reports itself when hit). When the check is not verified, fused ops on the frontier are
+expanded through their ONNX function bodies and the rules run again, while that proves more
+(:mod:`analyzer.solve.expand`). The speed paths (:mod:`analyzer.speedups`) are called at one
 place each: :func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
 :func:`~analyzer.speedups.one_rank.solve_one_rank` inside each engine run.
 """
@@ -21,6 +23,7 @@ from analyzer.facts.extract import const_chunk_hashes
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.check_facts import graph_facts, input_facts
 from analyzer.solve.coverage import COVERAGE_RELATION, coverage_of
+from analyzer.solve.expand import expand_fused_ops
 from analyzer.solve.oracles import (
     const_ints_text,
     microbatch_facts,
@@ -86,19 +89,22 @@ def derive(
     def solve(seq, ranks) -> Derivation:
         return _run(inp, seq, ranks, program, runner, derived_oracles, max_rounds, coverage, one_rank)
 
-    note = "off"
-    if memoize:
-        deriv, note = solve_collapsed(inp, solve)
-        if deriv is not None:
-            return deriv
-    t0 = time.perf_counter()
-    seq = inp.canonical_seq or inp.seq
-    ranks = inp.canonical_ranks or inp.ranks
-    t_canonical = time.perf_counter() - t0
-    deriv = solve(seq, ranks)
-    deriv.timings["canonical"] = t_canonical
-    deriv.memo = note
-    return deriv
+    def solve_all() -> Derivation:
+        note = "off"
+        if memoize:
+            deriv, note = solve_collapsed(inp, solve)
+            if deriv is not None:
+                return deriv
+        t0 = time.perf_counter()
+        seq = inp.canonical_seq or inp.seq
+        ranks = inp.canonical_ranks or inp.ranks
+        t_canonical = time.perf_counter() - t0
+        deriv = solve(seq, ranks)
+        deriv.timings["canonical"] = t_canonical
+        deriv.memo = note
+        return deriv
+
+    return expand_fused_ops(inp, solve_all(), solve_all)
 
 
 def _same(inp: CheckInput) -> list[int] | None:
