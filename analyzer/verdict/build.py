@@ -227,7 +227,9 @@ def build_verdict(inp: CheckInput, deriv: Derivation) -> Verdict:
     if unexplained:
         # only through values without a relation: a mask or offset whose readers are all
         # explained (e.g. a vocab-parallel lookup) is no frontier of a broken output
-        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in holds)
+        # a value that holds only as a multiple of itself (a scaled relation) is not related
+        related = {s for s, rels in holds.items() if any(layout_of(*rel).scale is None for rel in rels)}
+        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in related)
         frontier: dict[str, list[str]] = defaultdict(list)
         for row in ix.rows("Frontier"):
             if row["n"] in upstream:
