@@ -26,7 +26,8 @@ which one it is:
    ``verified``: numbers on one draw of inputs are evidence, not a proof.
 
 The witness is not run when the graphs are too large (:data:`MAX_ELEMENTS` elements in the
-sequential graph's values), when their collectives do not pair (a ``Check_*`` discrepancy), or
+sequential graph's values), when their collectives do not pair (a ``Check_*`` discrepancy) or
+one runs over a sub-group (``group_size`` or ``mesh_axis`` other than this check's ranks), or
 when a graph cannot be simulated; the rules' verdict stands, and ``Verdict.triage`` says why.
 """
 
@@ -83,6 +84,10 @@ def triage(
         return deriv, verdict
     if any(d.kind == "collective" for d in verdict.discrepancies):
         verdict.triage = "numbers not checked: the ranks' collectives do not pair"
+        return deriv, verdict
+    group = _subgroup_collective(inp)
+    if group:
+        verdict.triage = f"numbers not checked: {group}"
         return deriv, verdict
     size = _elements(inp.seq)
     if size > MAX_ELEMENTS:
@@ -149,6 +154,26 @@ def _open_values(verdict: Verdict) -> list[tuple[Discrepancy, str, str]]:
         elif d.kind == "output":
             out.extend((d, o.name, "output") for o in verdict.outputs if o.relation is None)
     return out
+
+
+def _subgroup_collective(inp: CheckInput) -> str:
+    """Why the witness cannot run these ranks as one group ("" when it can): a collective whose
+    ``group_size`` is not the world size, or that names a mesh axis other than the check's (its
+    group is other ranks than these, docs/mesh.md)."""
+    from analyzer.witness.collectives import find_collectives
+
+    n = inp.world_size
+    for r, model in enumerate(inp.ranks):
+        wanted = set(find_collectives(model))
+        for node in model.graph.node:
+            if (node.domain, node.op_type) not in wanted:
+                continue
+            attrs = {a.name: a for a in node.attribute}
+            size = attrs["group_size"].i if "group_size" in attrs else n
+            axis = attrs["mesh_axis"].s.decode() if "mesh_axis" in attrs else None
+            if size != n or (axis is not None and axis != inp.mesh_axis):
+                return f"rank {r}'s {node.op_type} {node.name or ''} runs over a group this check does not simulate"
+    return ""
 
 
 def _elements(model: onnx.ModelProto) -> int:
