@@ -9,8 +9,9 @@ what each idiom adds is written with ``torch.distributed._functional_collectives
 rank's local tensors:
 
 * ``vocab_softmax`` (Qwen3): the model's output is the next-token distribution
-  ``softmax(logits, -1)``. The ranks keep ``lm_head``'s logits sharded on the vocab
-  (``ColwiseParallel(use_local_output=True)``) and normalize them as Megatron-LM's
+  ``softmax(logits, -1)`` (a module ``probs`` this script adds after ``lm_head``). The ranks
+  keep ``lm_head``'s logits sharded on the vocab (``ColwiseParallel(use_local_output=True)``)
+  and normalize them as Megatron-LM's
   ``vocab_parallel_cross_entropy`` does: the row max all-reduced with ``MAX``, exponentials of
   the shifted logits, their row sums all-reduced, a division; each rank returns its vocab
   chunk of the probabilities. Bug ``local_max``: the row max is not all-reduced (one line), so
@@ -51,11 +52,13 @@ BUGS = {
     "the variance is N times too large",
 }
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2, layers=2)
+# probabilities are at most 1: the softmax cases compare them with a tolerance ten times finer
+# (a correct case within 1e-5, a bug above 1e-2), on weights twice as large as the others' so
+# the logits spread over a few units and a wrong shift shows
+_SOFTMAX = dict(model="qwen3", idiom="vocab_softmax", init_range=0.2, tol=1e-5, **_SMALL)
 PRESETS = {
-    "qwen3_tp2_vocab_softmax": dict(model="qwen3", idiom="vocab_softmax", **_SMALL),
-    "qwen3_tp2_vocab_softmax_bug_local_max": dict(
-        model="qwen3", idiom="vocab_softmax", bug="local_max", bug_module="lm_head", **_SMALL
-    ),
+    "qwen3_tp2_vocab_softmax": dict(_SOFTMAX),
+    "qwen3_tp2_vocab_softmax_bug_local_max": dict(_SOFTMAX, bug="local_max", bug_module="probs"),
     "olmo2_tp2_qknorm_allreduce": dict(model="olmo2", idiom="qknorm_allreduce", **{**_SMALL, "kv_heads": 4}),
     "olmo2_tp2_qknorm_allreduce_bug_norm_not_averaged": dict(
         model="olmo2", idiom="qknorm_allreduce", bug="norm_not_averaged",
@@ -63,6 +66,9 @@ PRESETS = {
     ),
 }
 OUTPUT = {"vocab_softmax": "probs", "qknorm_allreduce": "logits"}
+# the source file of the first discrepancy: the sequential softmax this script adds; HF's
+# Olmo2RMSNorm whose mean the ranks compute by hand
+BUG_SOURCE = {"local_max": "scripts/export_tp_idioms.py", "norm_not_averaged": "transformers/models/olmo2/"}
 
 
 def vocab_softmax(logits, group, bug: str | None):
@@ -76,6 +82,20 @@ def vocab_softmax(logits, group, bug: str | None):
     e = torch.exp(logits - m)
     s = all_reduce(e.sum(dim=-1, keepdim=True), "sum", group)
     return e / s
+
+
+def softmax_head(group=None, bug: str | None = None):
+    """The module ``probs`` that turns logits into the next-token distribution: ``softmax(logits,
+    -1)`` sequentially, :func:`vocab_softmax` on a rank (``group`` given)."""
+    import torch
+
+    class VocabSoftmax(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return torch.softmax(logits, -1)
+            return vocab_softmax(logits, group, bug)
+
+    return VocabSoftmax()
 
 
 def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
@@ -133,6 +153,17 @@ def _plan(args, cfg):
     return plan, desc
 
 
+def _rank_forward(model, args):
+    """One rank's program: the parallelized model, then the idiom's hand-written part."""
+
+    def rank_forward(input_ids):
+        logits = model(input_ids=input_ids, use_cache=False).logits
+        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
+
+    rank_forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
+    return rank_forward
+
+
 def _trace(fn, ids):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -169,9 +200,12 @@ def produce(args, command: str) -> dict:
         dist.destroy_process_group()
     model = hf.fresh_model(args, cfg, sd)
 
+    if args.idiom == "vocab_softmax":
+        model.probs = softmax_head()
+
     def seq_forward(input_ids):
         logits = model(input_ids=input_ids, use_cache=False).logits
-        return torch.softmax(logits, -1) if args.idiom == "vocab_softmax" else logits
+        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
 
     seq_forward._orig_mod = model
     gm = _trace(seq_forward, ids)
@@ -191,20 +225,15 @@ def produce(args, command: str) -> dict:
                 warnings.simplefilter("ignore")
                 parallelize_module(model, mesh, plan, src_data_rank=None)
             group = dist.group.WORLD
+            if args.idiom == "vocab_softmax":
+                model.probs = softmax_head(group, args.bug)
             if args.idiom == "qknorm_allreduce":
                 for layer in model.model.layers:
                     attn = layer.self_attn
                     attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug)
                     attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None)
 
-            def rank_forward(input_ids, model=model, group=group):
-                logits = model(input_ids=input_ids, use_cache=False).logits
-                if args.idiom == "vocab_softmax":
-                    return vocab_softmax(logits, group, args.bug)
-                return logits
-
-            rank_forward._orig_mod = model
-            gm = _trace(rank_forward, ids)
+            gm = _trace(_rank_forward(model, args), ids)
             names = hf.constant_names(gm, model)
             doc = f"{hf_class} tensor-parallel rank {r}/{n}, {args.idiom} (shardlog example {out.name})"
             proto = hf.export_onnx(gm, ids, names, rank=r, world_size=n, output_names=(output,),
@@ -241,6 +270,8 @@ def produce(args, command: str) -> dict:
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug] if args.bug else None,
         "bug_module": args.bug_module if args.bug else None,
+        # where the one-line bug is: the hand-written part of this script, or HF's module it replaces
+        "bug_source": BUG_SOURCE[args.bug] if args.bug else None,
         "max_abs_error": max_err,
         "seq_vs_torch_max_abs_error": seq_err,
         "tp_plan": desc,
@@ -272,6 +303,7 @@ def main(argv=None):
     args.verify = True
     for name in list(PRESETS) if args.all else [args.case]:
         a = hf.preset_args(hf.parse, PRESETS, name, args)
+        a.tol = PRESETS[name].get("tol", a.tol)
         print(f"== {name}", flush=True)
         produce(a, f"python scripts/export_tp_idioms.py --case {name}")
 
