@@ -18,15 +18,15 @@ HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 SEQ = """
 g (float[4, 8] x, float[8, 16] w) => (float[4, 16] p) {
   l = MatMul(x, w)
-  p = Softmax<axis=-1>(l)
+  p = LogSoftmax<axis=-1>(l)
 }
 """
 
 
 def _rank(max_reduce: str) -> str:
-    """Vocab-parallel softmax written by hand (Megatron's cross-entropy): the rank's logits are
-    chunk r of the vocab, shifted by the row max (``max_reduce`` makes it from the local one),
-    exponentiated, divided by the all-reduced row sums."""
+    """Vocab-parallel log-softmax written by hand (Megatron's cross-entropy): the rank's logits
+    are chunk r of the vocab, shifted by the row max (``max_reduce`` makes it from the local
+    one), minus the log of the all-reduced row sums of the exponentials."""
     return f"""
 g (float[4, 8] x, float[8, 8] w) => (float[4, 8] p) <int64[1] ax = {{-1}}, float[4, 1] gm, float[4, 1] gs> {{
   l = MatMul(x, w)
@@ -36,7 +36,8 @@ g (float[4, 8] x, float[8, 8] w) => (float[4, 8] p) <int64[1] ax = {{-1}}, float
   e = Exp(d)
   s = ReduceSum<keepdims=1>(e, ax)
   gs = com.microsoft.AllReduce(s)
-  p = Div(e, gs)
+  lg = Log(gs)
+  p = Sub(d, lg)
 }}
 """
 
@@ -45,12 +46,14 @@ def _check(write_models, rank: str):
     return check_text_graphs(write_models, HEADER + SEQ, [HEADER + rank] * 2, infer_shapes=True)[0]
 
 
-def test_fused_softmax_meets_the_hand_written_vocab_parallel_one(write_models):
+def test_fused_log_softmax_meets_the_hand_written_vocab_parallel_one(write_models):
+    # no rule knows a LogSoftmax over the sharded axis; its ONNX body (max, sub, exp, sum, log,
+    # sub) meets the ranks' program node for node, and the existing rules prove it
     result = _check(write_models, _rank('com.microsoft.AllReduce<reduction="max">(m)'))
     assert result.verdict == "verified"
     assert result.verdict_.outputs[0].relation == "Shard(1)"
-    assert result.inputs.expand_ops == {("", "Softmax")}
-    assert result.numeric["p"] < 1e-6
+    assert result.inputs.expand_ops == {("", "LogSoftmax")}
+    assert result.numeric["p"] < 1e-5
 
 
 def test_local_max_is_flagged_at_the_fused_op_the_user_wrote(write_models):
@@ -58,7 +61,7 @@ def test_local_max_is_flagged_at_the_fused_op_the_user_wrote(write_models):
     result = _check(write_models, _rank("Identity(m)"))
     assert result.verdict == "discrepancy"
     first = result.verdict_.discrepancies[0]
-    assert (first.op_type, first.numbers) == ("Softmax", "differ")
+    assert (first.op_type, first.numbers) == ("LogSoftmax", "differ")
     assert result.inputs.expand_ops == frozenset()  # the expansion proved nothing more: not kept
     assert result.numeric["p"] > 1e-2
 
