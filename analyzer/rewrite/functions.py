@@ -56,7 +56,7 @@ def has_body(model: onnx.ModelProto, key: OpKey) -> bool:
         return False
     try:
         schema = onnx.defs.get_schema(op, version, "")
-    except onnx.defs.SchemaError:
+    except (onnx.defs.SchemaError, TypeError, ValueError, OverflowError):  # no such op or opset
         return False
     return bool(schema.has_function or schema.has_context_dependent_function)
 
