@@ -9,12 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import check_text_graphs
+from conftest import ROOT, check_text_graphs
 
 from analyzer import check
 from analyzer.verdict import triage as triage_module
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
+SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json"  # vendored by tests/test_sarif.py
 
 SEQ = """
 g (float[4, 8] x, float[8, 16] w1, float[16, 8] w2) => (float[4, 8] y) {
@@ -157,11 +158,16 @@ def test_cli_exit_code_and_reports(write_models, tmp_path):
     assert "unproven 1: #2:Mul (Mul)" in proc.stdout
     assert "rank 0: g2 = Add(h [Shard(1) of h], h [Shard(1) of h])" in proc.stdout
     report = json.loads(out["json"].read_text())
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    pytest.importorskip("jsonschema").Draft202012Validator(schema).validate(report)
     assert report["verdict"] == "unproven" and report["discrepancies"] == []
     assert report["unproven"][0]["relation"] == "Shard(1)" and report["unproven"][0]["kind"] == "unproven"
     page = out["html"].read_text()
     assert 'class="banner warn"' in page and "Unproven 1:" in page
     sarif = json.loads(out["sarif"].read_text())
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER).validate(sarif)
     [res] = sarif["runs"][0]["results"]
     assert (res["ruleId"], res["level"], res["kind"]) == ("unproven-step", "warning", "review")
     assert sarif["runs"][0]["properties"]["verdict"] == "unproven"
