@@ -183,3 +183,30 @@ def test_replicated_value_all_reduced_then_averaged(write_models, tail, correct)
         # the sequential output only has the relation "twice y" on the ranks: not rebuilt
         assert result.verdict_.outputs[0].relation is None
         assert result.numeric["y"] > 1e-2
+
+
+SEQ_CARRY = f"""
+g (float[4, 8] x, float[8, 8] w, float[8, 8] w2) => (float[4, 8] y) <{CONSTS}> {{
+  h = MatMul(x, w)
+  y = MatMul(h, w2)
+}}
+"""
+
+
+@pytest.mark.parametrize(("tail", "correct"), [("y = Div(t, two)", True), ("y = Identity(t)", False)])
+def test_scaled_replicate_carried_through_a_linear_op(write_models, tail, correct):
+    # a replicated value all-reduced (twice it on every rank) goes through the next linear op
+    # (twice its output) and is divided by N after it; without the division the output is twice y
+    rank = "h = MatMul(x, w)\n  a = com.microsoft.AllReduce(h)\n  t = MatMul(a, w2)\n  " + tail
+    head = f"g (float[4, 8] x, float[8, 8] w, float[8, 8] w2) => (float[4, 8] y) <{CONSTS}, float[4, 8] a> {{"
+    ranks = [HEADER + head + rank + "\n}"] * 2
+    result = check_text_graphs(write_models, HEADER + SEQ_CARRY, ranks, infer_shapes=True)[0]
+    assert result.verdict == ("verified" if correct else "discrepancy")
+    if correct:
+        assert result.verdict_.outputs[0].relation == "Replicate"
+        assert result.numeric["y"] < 1e-5
+    else:
+        first = result.verdict_.discrepancies[0]
+        assert (first.op_type, first.numbers) == ("MatMul", "differ")
+        assert "scaled-not-divided" in first.hint_ids
+        assert result.numeric["y"] > 1e-2
