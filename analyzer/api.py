@@ -5,7 +5,7 @@ Example::
     from analyzer import check
     result = check("examples/llama_tp2/seq.onnx", ["examples/llama_tp2/rank0.onnx",
                                                    "examples/llama_tp2/rank1.onnx"])
-    result.verdict                      # "verified" | "discrepancy"
+    result.verdict                      # "verified" | "discrepancy" | "unproven"
     pieces = result.tables()["Piece"]   # columns s, r, d, kind, axis, param
 """
 
@@ -87,6 +87,7 @@ def check(
     one_rank: bool = True,
     world_size: int | None = None,
     sources: FrameChoice | None = None,
+    triage: bool = True,
 ) -> CheckResult:
     """Check that the rank graphs compute what the sequential graph computes.
 
@@ -117,6 +118,9 @@ def check(
         sources: which recorded frames are the user's code (include/exclude patterns, the
             source root, path prefixes to map; :class:`analyzer.facts.source.FrameChoice`):
             each discrepancy points at the innermost one (:mod:`analyzer.verdict.sources`).
+        triage: when the rules do not verify the check, decide each frontier on numbers
+            (:mod:`analyzer.verdict.triage`: ``discrepancy`` when the numbers differ,
+            ``unproven`` when they agree); False keeps the rules' verdict.
 
     Returns:
         A :class:`CheckResult`; ``result.verdict`` is ``"verified"``, ``"discrepancy"`` or (with
@@ -150,11 +154,24 @@ def check(
             )
             t1 = time.perf_counter()
             verdict = build_verdict(inp, deriv, sources)
+            t_triage = 0.0
+            if triage and verdict.verdict != "verified":
+                from analyzer.verdict.triage import triage as triage_on_numbers
+
+                def rederive(more: CheckInput):
+                    return derive(more, engine=engine, extra_rules=rules, coverage=coverage, memoize=False,
+                                  one_rank=one_rank)
+
+                t2 = time.perf_counter()
+                deriv, verdict = triage_on_numbers(inp, deriv, verdict, rederive, seed=seed)
+                t_triage = time.perf_counter() - t2
             if inp.pipeline is not None:
                 _locate_stages(inp, verdict)
         finally:
             proofs.settle()  # a malformed file is the error, whatever the check did with it
-    deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1}
+    deriv.timings = {"load": t_load, **deriv.timings, "report": time.perf_counter() - t1 - t_triage}
+    if t_triage:
+        deriv.timings["triage"] = t_triage
     result = CheckResult(inp, deriv, verdict, engine, 0.0, sources=sources)
     if numeric:
         from analyzer.witness.check import run_witness

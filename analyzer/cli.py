@@ -2,8 +2,8 @@
 ``shardlog rules test``, ``shardlog import-hlo``.
 
 Exit codes of every command: 0 verified (or done), 1 discrepancy (or a failing golden case),
-2 usage or input error (one ``shardlog: error:`` line on stderr, never a traceback), 4 internal
-inconsistency (``check --numeric``: the numeric witness refutes a relation the rules derived), 70 an
+2 usage or input error (one ``shardlog: error:`` line on stderr, never a traceback), 3 unproven
+(``check``: no rule explains some steps, and the numbers agree), 4 internal inconsistency (``check --numeric``: the numeric witness refutes a relation the rules derived), 70 an
 internal error: a bug of shardlog's, not of the input (:data:`analyzer.errors.INTERNAL_ERROR_EXIT`;
 one line saying how to report it, and the traceback with ``SHARDLOG_DEBUG=1``).
 
@@ -31,7 +31,7 @@ from analyzer.errors import INTERNAL_ERROR_EXIT, InputError, escape, shown
 __all__ = ["EXIT_CODES", "main"]
 
 #: exit code of ``check`` per verdict (2: usage or input error, 70: internal error)
-EXIT_CODES = {"verified": 0, "discrepancy": 1, "inconsistent": 4}
+EXIT_CODES = {"verified": 0, "discrepancy": 1, "unproven": 3, "inconsistent": 4}
 
 #: Longest error line (characters of the message; names in it are cut shorter).
 _MAX_MESSAGE = 1000
@@ -221,6 +221,12 @@ def main() -> None:
     metavar="GLOB",
     help="More framework files, never the reported site (repeatable; torch/, onnxscript/ always are).",
 )
+@click.option(
+    "--no-triage",
+    "no_triage",
+    is_flag=True,
+    help="Keep the rules' verdict: do not run the numeric witness on the frontier of a check that is not verified.",
+)
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
@@ -247,6 +253,7 @@ def check(
     path_maps,
     includes,
     excludes,
+    no_triage,
     explain,
     verbose,
     quiet,
@@ -287,6 +294,7 @@ def check(
             pipeline=pipeline,
             world_size=world_size,
             sources=sources,
+            triage=not no_triage,
         )
     # every report is made before any is written: a report that cannot be made leaves no file
     texts = []

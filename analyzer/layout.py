@@ -26,19 +26,29 @@ A *layout* says how the rank values ``d_0 .. d_{N-1}`` rebuild the sequential va
   sum over ``N*M`` terms (``s == sum over r, k`` of the pieces). One such relation covers one
   micro-batch k; the M relations k = 0..M-1 of ``s`` together rebuild it.
 
+- Scaled relations (a distributed program that holds a multiple of the value): ``Replicate``
+  with ``scale=c`` — every ``d_r == c * s``; ``Partial(sum)`` with ``scale=c`` — ``sum_r d_r ==
+  c * s``. A mean over a sharded axis taken locally is ``Partial(sum, scale=N)`` (the local means
+  sum to N times the mean), the all-reduce of N copies of a ``Replicate`` value is
+  ``Replicate(scale=N)``; a division by c on the ranks gives the plain relation back. ``c`` is a
+  positive fraction other than 1 (:class:`fractions.Fraction`).
+
 In the relation tables a layout is three columns ``(kind, axis, param)``: ``param`` is ""
 (plain), the section sizes ("64,16,16"; a replicated section as "16:rep2"), ``"rep{k}"`` /
 ``"rep{k}/{b}"`` (replicas, inner axis), ``"mb{M}:{k}"`` (micro-batch k of M, for ``Shard`` and
-``Partial(sum)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
+``Partial(sum)``), ``"x{c}"`` (a scaled ``Replicate``, ``c`` as ``2`` or ``1/2``), ``"sum:x{c}"`` (a
+scaled ``Partial(sum)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
 :meth:`Layout.from_row`; schemas/layouts.dl). The rules read a param's fields from the typed
 ``Param_*`` relations, whose rows this module writes (:func:`param_facts`), not from the text;
-this module is the one place that writes and reads the text.
+this module is the one place that writes and reads the text (a scaled param the rules build
+themselves, rules/core/scale.dl, gets its ``Param_Reduce`` row there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 __all__ = [
     "Layout",
@@ -71,6 +81,8 @@ class Layout:
             group's chunk; ``None`` when they hold it whole.
         micro: ``(M, k)``: the piece of micro-batch k of M (module docstring), for a plain
             ``Shard`` or ``Partial(sum)``; ``None`` otherwise.
+        scale: ``c`` of a scaled ``Replicate`` or ``Partial(sum)`` (the ranks hold ``c`` times the
+            value, module docstring); ``None`` for the value itself.
     """
 
     kind: str
@@ -80,8 +92,14 @@ class Layout:
     replicas: int | tuple[int, ...] | None = None
     inner: int | None = None
     micro: tuple[int, int] | None = None
+    scale: Fraction | None = None
 
     def __post_init__(self) -> None:
+        if self.scale is not None:
+            if self.scale <= 0 or self.scale == 1:
+                raise ValueError("scale is a positive factor other than 1")
+            if self.kind == "Shard" or self.reduce == "max" or self.micro is not None:
+                raise ValueError("scale is a parameter of Replicate or of a plain Partial(sum)")
         if self.kind not in _KINDS:
             raise ValueError(f"unknown layout kind {self.kind!r}; expected one of {_KINDS}")
         if (self.kind == "Shard") != (self.axis is not None):
@@ -109,6 +127,8 @@ class Layout:
         """The ``param`` column of this layout in the relation tables (module docstring)."""
         if self.micro is not None:
             return micro_param(*self.micro)
+        if self.scale is not None:
+            return f"x{self.scale}" if self.kind == "Replicate" else f"sum:x{self.scale}"
         if self.kind == "Partial":
             return self.reduce or "sum"
         if self.sections:
@@ -157,8 +177,12 @@ class Layout:
             sections = tuple(int(size) for size, _, _ in entries)
             reps = tuple(int(k) if k else 1 for _, _, k in entries)
             return cls("Shard", axis=axis, sections=sections, replicas=reps if any(k > 1 for k in reps) else None)
+        if kind == "Partial" and param.startswith("sum:x"):
+            return cls("Partial", reduce="sum", scale=Fraction(param[5:]))
         if kind == "Partial":
             return cls("Partial", reduce=param or "sum")
+        if kind == "Replicate" and param.startswith("x"):
+            return cls("Replicate", scale=Fraction(param[1:]))
         return cls(kind)
 
     def __str__(self) -> str:
@@ -173,8 +197,8 @@ class Layout:
                 extra = f", replicas={self.replicas}" + (f", inner={self.inner}" if self.inner is not None else "")
             return f"Shard({self.axis}{extra})"
         if self.kind == "Partial":
-            return f"Partial({self.reduce})"
-        return "Replicate"
+            return f"Partial({self.reduce}" + (f", scale={self.scale})" if self.scale is not None else ")")
+        return "Replicate" + (f"(scale={self.scale})" if self.scale is not None else "")
 
 
 REPLICATE = Layout("Replicate")

@@ -71,6 +71,10 @@ class CheckInput:
     mesh_axis: str | None = None  # a mesh check (analyzer/mesh.py): the axis the ranks form a group along
     rank_metadata: list[dict[str, str]] = field(default_factory=list)  # each rank file's metadata_props
     proofs: WireProofs | None = None  # files' string and shape checks still to run (derive starts them)
+    # fused ops expanded through their ONNX function bodies (analyzer/rewrite/functions.py), and
+    # the op types the driver tried (kept or not): (domain, op type)
+    expand_ops: frozenset[tuple[str, str]] = frozenset()
+    expand_tried: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def world_size(self) -> int:
@@ -87,7 +91,7 @@ class CheckInput:
             same = self.same_graph if len(self.same_graph) == 1 + len(self.ranks) else []
             from analyzer.rewrite.canonical import canonical_forms
 
-            canonical = canonical_forms([self.seq, *self.ranks], same)
+            canonical = canonical_forms([self.seq, *self.ranks], same, expand=self.expand_ops)
             self.__dict__["_canonical_seq"] = canonical[0]
             self.__dict__["_canonical_ranks"] = canonical[1:]
         return self.__dict__.get(attr)
@@ -233,8 +237,8 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        """``"verified"``, ``"discrepancy"``, or ``"inconsistent"`` (the numeric witness refutes
-        a derived relation: :class:`Contradiction`)."""
+        """``"verified"``, ``"discrepancy"``, ``"unproven"`` (:mod:`analyzer.verdict.triage`) or
+        ``"inconsistent"`` (the numeric witness refutes a derived relation: :class:`Contradiction`)."""
         return self.verdict_.verdict
 
     def tables(self) -> dict[str, pd.DataFrame]:

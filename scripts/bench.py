@@ -676,7 +676,8 @@ def _corpus(out_path: Path) -> None:
         CORPUS,
         "",
         f"Measured by `python scripts/bench.py --corpus` on {platform.machine()}, {os.cpu_count()} cores, "
-        f"{time.strftime('%Y-%m-%d')}, one process, rules only (no numeric witness).",
+        f"{time.strftime('%Y-%m-%d')}, one process, no --numeric (a case the rules do not verify includes the "
+        "numeric triage of its frontier, analyzer/verdict/triage.py).",
         "",
         f"- cases: {len(times)} ({sum(t[3] == 'verified' for t in times)} correct, "
         f"{sum(t[3] == 'discrepancy' for t in times)} bugs); verdicts different from the expected one: {len(wrong)}",

@@ -329,15 +329,27 @@ def tp_plan(args, cfg, mesh):
             tp_forms.apply_bug(args.bug, args.bug_module, plan, desc, form)
         return plan, desc
 
-    styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
+    # HF's plan entries (transformers/integrations/tensor_parallel.py) as PyTorch styles;
+    # "replicated_with_grad_allreduce" (Qwen3's q_norm/k_norm) is a replicated module: no style
+    styles = {
+        "colwise": (ColwiseParallel, {}, "ColwiseParallel()"),
+        "rowwise": (RowwiseParallel, {}, "RowwiseParallel()"),
+        "colwise_gather_output": (ColwiseParallel, {"output_layouts": Replicate()},
+                                  "ColwiseParallel(output_layouts=Replicate())"),
+        "rowwise_split_input": (RowwiseParallel, {"input_layouts": Replicate()},
+                                "RowwiseParallel(input_layouts=Replicate())"),
+    }
     plan, desc = {}, {}
     for pattern, kind in cfg.base_model_tp_plan.items():
+        if kind == "replicated_with_grad_allreduce":
+            continue
         if kind not in styles:
             raise SystemExit(f"unsupported tp plan entry {pattern}: {kind}")
+        style, kwargs, text = styles[kind]
         for i in range(cfg.num_hidden_layers):
             fqn = "model." + pattern.replace("*", str(i))
-            plan[fqn] = styles[kind]()
-            desc[fqn] = f"{styles[kind].__name__}()"
+            plan[fqn] = style(**kwargs)
+            desc[fqn] = text
     for fqn in ("model.embed_tokens", "lm_head"):
         plan[fqn] = ColwiseParallel(output_layouts=Replicate())
         desc[fqn] = "ColwiseParallel(output_layouts=Replicate())"
@@ -397,9 +409,9 @@ def _collective_ops(rank, comm):
         op_domain = MSFT
 
         def _run(self, x, group_size=None, reduction=None, mesh_axis=None):
-            assert (reduction or "sum") == "sum"
-            xs = comm.exchange(rank, ("AllReduce", x.shape), x)
-            return (np.sum(np.stack(xs), axis=0).astype(x.dtype),)
+            reduce = {"sum": np.sum, "max": np.max}[reduction or "sum"]
+            xs = comm.exchange(rank, ("AllReduce", x.shape, reduction or "sum"), x)
+            return (reduce(np.stack(xs), axis=0).astype(x.dtype),)
 
     class AllGather(OpRun):
         op_domain = MSFT

@@ -146,3 +146,47 @@ def test_chained_flattened_linears_both_become_3d():
     matmuls = [n for n in out.graph.node if n.op_type == "MatMul"]
     assert [(n.input[0], n.output[0]) for n in matmuls] == [("x", "y1"), ("y1", "y2")]
     _same_results(model, out, _feeds(model))
+
+
+def _transposes(p1, p2, *, extra_reader=False, out_shape=(2, 3, 4)):
+    """x [2, 3, 4] -> Transpose(p1) -> Neg -> ... the round trip under test is t2 = T(T(x, p1), p2)."""
+    mid = [[2, 3, 4][a] for a in p1]
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t1"], perm=list(p1)),
+        helper.make_node("Transpose", ["t1"], ["t2"], perm=list(p2)),
+        helper.make_node("Relu", ["t2"], ["y"]),
+    ]
+    outputs = [("y", list(out_shape))]
+    if extra_reader:
+        nodes.append(helper.make_node("Neg", ["t1"], ["z"]))
+        outputs.append(("z", mid))
+    return _model(nodes, [("x", [2, 3, 4])], outputs, value_info=[("t1", mid), ("t2", list(out_shape))])
+
+
+def test_transpose_round_trip_becomes_an_identity_transpose():
+    # [B, S, H] -> [S, B, H] -> [B, S, H]: one Transpose of x with the identity permutation
+    model = _transposes([1, 0, 2], [1, 0, 2])
+    out = canonicalize(model)
+    assert [(n.op_type, list(n.input), list(n.output)) for n in out.graph.node] == [
+        ("Transpose", ["x"], ["t2"]),
+        ("Relu", ["t2"], ["y"]),
+    ]
+    assert list(out.graph.node[0].attribute[0].ints) == [0, 1, 2]
+    _same_results(model, out, _feeds(model))
+
+
+def test_transpose_chain_becomes_one_transpose_and_keeps_the_inner_for_its_other_readers():
+    model = _transposes([1, 0, 2], [0, 2, 1], extra_reader=True, out_shape=(3, 4, 2))
+    out = canonicalize(model)
+    ops = [(n.op_type, list(n.input)) for n in out.graph.node]
+    assert ("Transpose", ["x"]) in ops and ops.count(("Transpose", ["x"])) == 2  # the inner one stays for Neg
+    outer = next(n for n in out.graph.node if n.output[0] == "t2")
+    assert list(outer.attribute[0].ints) == [1, 2, 0]  # q[j] = p1[p2[j]]
+    _same_results(model, out, _feeds(model))
+
+
+def test_transposes_that_are_no_chain_are_left_alone():
+    model = _transposes([1, 0, 2], [1, 0, 2])
+    model.graph.node[1].input[0] = "x"  # both read x: nothing to fold
+    out = canonicalize(model)
+    assert [n.op_type for n in out.graph.node] == ["Transpose", "Transpose", "Relu"]

@@ -15,8 +15,11 @@
 Case folders and how they are run (``_load``):
 
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
-  (``scripts/export_hf_tp.py``), expert parallel and tensor-parallel MoE
-  (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say) when given;
+  (``scripts/export_hf_tp.py``; more families: ``scripts/export_hf_families.py``; programs
+  written by hand the way Megatron-LM and vLLM write them: ``scripts/export_tp_idioms.py``,
+  whose ``bug_source`` names the file of the first discrepancy), expert parallel and
+  tensor-parallel MoE (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say)
+  when given;
 * ``files: {seq, ranks, world_size}`` — one XLA HLO program for every rank (JAX's SPMD
   partitioner, ``scripts/export_jax_hlo.py``);
 * ``files: {seq, ranks, spec}`` — a TP x DP mesh (``scripts/export_hf_tp.py --mesh``), checked
@@ -69,6 +72,9 @@ FIX_HINT = {
     "mean_of_means": "micro-batch-mean",
     "missing_combine_alltoall": "moe-combine-alltoall",
     "expert_checkpoint_round_robin": "moe-expert-placement",
+    # hand-written idioms (scripts/export_tp_idioms.py)
+    "local_max": "reduce-over-shard",
+    "norm_not_averaged": "scaled-not-divided",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "state_offset": "optimizer-state-layout",
@@ -144,7 +150,9 @@ def test_case_verdict_location_hint_and_witness(case):
         module = cfg["bug_module"]
         assert _inside(first.scope, module) or _inside(first.origin_scope, module), (
             first.node, first.scope, first.origin_scope, module)
-    if "hf_class" in cfg.get("model", {}):
+    if cfg.get("bug_source"):  # a hand-written part (scripts/export_tp_idioms.py) names its file
+        assert first.source.startswith(cfg["bug_source"]), (first.source, cfg["bug_source"])
+    elif "hf_class" in cfg.get("model", {}):
         # Hugging Face code: the model files, or the MoE expert implementations the models call
         # (transformers/integrations/moe.py: batched_mm_experts_forward)
         assert first.source.startswith(("transformers/models/", "transformers/integrations/")), first.source

@@ -1,6 +1,7 @@
-"""docs/rules.md is a walkthrough a new user follows: run every step of it and check that a
-flagged graph becomes verified with the rule file it shows (an elementwise op, then a linear
-one), and that a partial sum reaching the elementwise op gets the missing-all-reduce hint."""
+"""docs/rules.md is a walkthrough a new user follows: run every step of it and check that an
+unproven graph (no rule; the numbers agree) becomes verified with the rule file it shows (an
+elementwise op, then a linear one), and that a partial sum reaching the elementwise op gets the
+missing-all-reduce hint."""
 
 from __future__ import annotations
 

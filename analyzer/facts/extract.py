@@ -705,6 +705,11 @@ def _constant_rows(facts: FactTables, g: str, model: onnx.ModelProto, shapes: di
             scalar = float(arr.reshape(-1)[0])
             if float(scalar).is_integer() and abs(scalar) <= INT32_MAX:
                 facts.add("Const_Scalar", g=g, value=name, v=int(scalar))
+            elif 0 < scalar < 1 and np.issubdtype(arr.dtype, np.floating):
+                inverse = round(1 / scalar)
+                # 1/c as the graph's float type stores it (0.5, 0.25, 0.333...): a multiply by 1/c
+                if 2 <= inverse <= INT32_MAX and arr.dtype.type(1 / inverse) == arr.reshape(-1)[0]:
+                    facts.add("Const_Reciprocal", g=g, value=name, n=inverse)
         if arr.size <= SMALL_INT_CONST and np.issubdtype(arr.dtype, np.integer):
             for pos, v in enumerate(arr.reshape(-1).tolist()):
                 facts.add("Const_Int", g=g, value=name, pos=pos, v=_clamp32(int(v)))

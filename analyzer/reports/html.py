@@ -48,8 +48,9 @@ code,pre,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5p
 pre{background:#f0f2f5;padding:6px 8px;border-radius:4px;white-space:pre-wrap;word-break:break-all;margin:4px 0}
 .banner{padding:14px 18px;border-radius:6px;color:#fff;font-size:20px;font-weight:600}
 .banner small{font-weight:400;font-size:13px;opacity:.9;margin-left:12px}
-.ok{background:#1f7a3a}.bad{background:#b42323}.odd{background:#7a2a8c}
+.ok{background:#1f7a3a}.bad{background:#b42323}.odd{background:#7a2a8c}.warn{background:#9a6200}
 .card.inconsistency{border-left-color:#7a2a8c}
+.card.unproven{border-left-color:#9a6200}
 table{border-collapse:collapse;background:#fff;margin:4px 0 10px}
 td,th{border:1px solid #d9dce1;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f3;font-weight:600}
@@ -538,6 +539,9 @@ def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Looku
             f'<div class="origin">the partial sum comes from <code>{_e(d.origin_node)}</code>'
             f"{' in <b>' + _e(d.origin_scope) + '</b>' if d.origin_scope else ''}{src}: reduce it there</div>"
         )
+    if d.numbers == "differ":
+        off = f" (the paired rank nodes' output is off by {d.numeric_error:.3g})" if d.numeric_error else ""
+        parts.append(f"<p><b>numbers differ</b>: no rank value equals this value{off}</p>")
     parts.extend(f'<div class="hint"><b>hint:</b> {_e(h)}</div>' for h in d.hints)
     tried = getattr(d, "rules_tried", None) or []  # newer verdicts name the transfer rules that did not match
     if tried:
@@ -549,6 +553,22 @@ def _discrepancy_html(result: CheckResult, d: Discrepancy, di: int, look: _Looku
         parts.append(_drawings(result, d, di, look))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _unproven_html(u: Discrepancy, ui: int) -> str:
+    """A step no rule explains whose value the numbers show on the ranks, with its pattern."""
+    dl = [("node", f"<code>{_e(u.node)}</code>"), ("op", _e(u.op_type)), ("scope", _e(u.scope) or "?")]
+    if u.source:
+        dl.append(("source", f"<code>{_e(u.source)}</code>"))
+    if u.code:
+        dl.append(("code", f"<pre>{_e(u.code)}</pre>"))
+    pattern = f"<pre>{_e(chr(10).join(u.pattern))}</pre>" if u.pattern else ""
+    return (
+        f'<div class="card unproven" id="unproven-{ui}"><h3>Unproven {ui + 1}: <code>{_e(u.node)}</code> '
+        f"({_e(u.op_type)})</h3><p>{_e(u.message)}</p>"
+        + "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in dl) + "</dl>"
+        + pattern + "</div>"
+    )
 
 
 def render_html(result: CheckResult) -> str:
@@ -566,12 +586,12 @@ def render_html(result: CheckResult) -> str:
     look = _Lookups(result)
     summary = f"world size {n} &middot; engine {_e(result.engine)} &middot; {result.seconds:.2f} s" + (
         f" &middot; {len(v.discrepancies)} discrepancies" if v.verdict == "discrepancy" or v.discrepancies else ""
-    )
+    ) + (f" &middot; {len(v.unproven)} unproven steps" if v.unproven else "")
     if result.witness is not None and result.witness.contradictions:
         summary += f" &middot; {len(result.witness.contradictions)} internal inconsistencies"
     if v.conditional:
         summary += f" &middot; given {len(v.assumed)} assumed input relations"
-    style = {"verified": "ok", "inconsistent": "odd"}.get(v.verdict, "bad")
+    style = {"verified": "ok", "inconsistent": "odd", "unproven": "warn"}.get(v.verdict, "bad")
     body = [
         f'<div class="banner {style}" id="verdict">{_e(v.verdict)}<small>{summary}</small></div>',
         '<dl class="files"><dt>seq</dt><dd><code>'
@@ -588,6 +608,15 @@ def render_html(result: CheckResult) -> str:
         body.extend(_discrepancy_html(result, d, i, look) for i, d in enumerate(v.discrepancies))
         if len(v.discrepancies) > MAX_DRAWN:
             body.append(f'<p class="muted">drawings are shown for the first {MAX_DRAWN} discrepancies</p>')
+    if v.unproven:
+        body.append(
+            f"<h2>Unproven steps ({len(v.unproven)}): no rule explains them, the numbers agree</h2>"
+            "<p>Each is assumed from the numbers so that the rules continue past it; write a rule for its "
+            "pattern (docs/rules.md) to turn it into a proof.</p>"
+        )
+        body.extend(_unproven_html(u, i) for i, u in enumerate(v.unproven))
+    if v.triage:
+        body.append(f'<p class="muted">numeric triage: {_e(v.triage)}</p>')
     if v.no_rule_ops:
         body.append(f"<p>ops with no transfer rule on the frontier: <code>{_e(', '.join(v.no_rule_ops))}</code></p>")
     rel_rows = "".join(

@@ -4,7 +4,9 @@ One result per discrepancy of the verdict, earliest first, at ``level: error``, 
 internal inconsistency the numeric witness found (``ruleId: internal-inconsistency``, located at
 the sequential ONNX file, the refuted value as logical location); a witness that could not run
 is a ``toolExecutionNotifications`` warning of the invocation, and a proof that rests on input
-relations not checked on values a note there (``properties.conditional``, ``assumedRelations``):
+relations not checked on values a note there (``properties.conditional``, ``assumedRelations``);
+an unproven step (no rule explains it, the numbers agree: :mod:`analyzer.verdict.triage`) at
+``level: warning``, ``kind: review``, rule ``unproven-step``, the pattern in the message:
 
 - ``ruleId`` is the first hint id of the discrepancy (``rules/diagnose/hints.yaml``, every
   catalog entry is a rule of ``tool.driver.rules``), or one of :data:`EXTRA_RULES` when no
@@ -62,8 +64,16 @@ EXTRA_RULES: dict[str, str] = {
     "count on some rank)",
     "internal-inconsistency": "the numeric witness refutes a relation the rules derived: a transfer rule, an oracle "
     "or an input relation is wrong, so the check's result cannot be trusted (--numeric)",
+    "unproven-step": "no rule explains this step, but the numeric witness shows the ranks compute its value: a rule "
+    "is missing (the check is unproven, not verified); write one for the pattern in the message",
 }
-_KIND_RULE = {"frontier": "relation-break", "output": "output-not-rebuilt", "collective": "collective-mismatch"}
+_KIND_RULE = {
+    "frontier": "relation-break",
+    "output": "output-not-rebuilt",
+    "collective": "collective-mismatch",
+    "unproven": "unproven-step",
+    "unproven-output": "unproven-step",
+}
 _PYTHONPATH = "PYTHONPATH"
 _SRCROOT = "SRCROOT"  # --source-root: the user's repository (GitHub code scanning's checkout root)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # C0/C1 controls, bidi overrides
@@ -144,18 +154,21 @@ def _hint_catalog() -> dict[str, str]:
 
 def _descriptor(rule_id: str, text: str) -> dict:
     short = text.split(":", 1)[0].strip() or text
+    level = "warning" if rule_id == "unproven-step" else "error"
     return {
         "id": rule_id,
         "name": "".join(p.capitalize() for p in re.split(r"[^A-Za-z0-9]+", rule_id) if p) or "Rule",
         "shortDescription": {"text": short[:1].upper() + short[1:]},
         "fullDescription": {"text": text},
         "help": {"text": text},
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["correctness", "tensor-parallel"], "precision": "high", "problem.severity": "error"},
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": ["correctness", "tensor-parallel"], "precision": "high", "problem.severity": level},
     }
 
 
 def _rule_id(d: Discrepancy) -> str:
+    if d.kind.startswith("unproven"):
+        return _KIND_RULE[d.kind]
     if d.hint_ids:
         return _clean(d.hint_ids[0], 200)
     return _KIND_RULE.get(d.kind, "relation-break")
@@ -169,6 +182,10 @@ def _model_file(result: CheckResult, graph: str) -> str:
 
 
 def _message(d: Discrepancy) -> str:
+    if d.kind.startswith("unproven"):
+        head = f"unproven step {_msg(d.node, _NAME)} ({_msg(d.op_type, _NAME) or '?'}) in {_msg(d.scope, _NAME) or '?'}"
+        body = f"{head}: {_msg(d.message)}" + "".join(f"; {_msg(line)}" for line in d.pattern)
+        return body if len(body) <= MAX_TEXT else body[: MAX_TEXT - 3] + "..."
     if d.kind == "collective":
         return _msg(d.message or "collectives do not pair across ranks")
     where = "frontier node" if d.graph == "seq" else f"rank graph {_msg(d.graph, _NAME)} node"
@@ -227,8 +244,8 @@ def _result(d: Discrepancy, result: CheckResult, rule_index: dict[str, int]) -> 
     res: dict = {
         "ruleId": rule_id,
         "ruleIndex": rule_index[rule_id],
-        "level": "error",
-        "kind": "fail",
+        "level": "warning" if d.kind.startswith("unproven") else "error",
+        "kind": "review" if d.kind.startswith("unproven") else "fail",
         "message": {"text": _message(d)},
         "locations": [location],
         "partialFingerprints": {"shardlogDiscrepancy/v1": _fingerprint(d, rule_id)},
@@ -336,7 +353,7 @@ def to_sarif(result: CheckResult) -> dict:
         if rid not in rule_index:
             rule_index[rid] = len(rules)
             rules.append(_descriptor(rid, _clean(d.hints[0]) if d.hints else rid))
-    results = [_result(d, result, rule_index) for d in v.discrepancies]
+    results = [_result(d, result, rule_index) for d in [*v.discrepancies, *v.unproven]]
     results += [_contradiction_result(c, result, rule_index) for c in _contradictions(result)]
     invocation: dict = {
         "executionSuccessful": True,

@@ -4,7 +4,7 @@ JSON schema version 1 (``--json REPORT.json``)::
 
     {
       "schema_version": 1,
-      "verdict": "verified" | "discrepancy" | "inconsistent",
+      "verdict": "verified" | "discrepancy" | "unproven" | "inconsistent",
       "world_size": int, "engine": str, "seconds": float,
       "timings": {"facts": s, "oracles": s, "engine": s},
       "outputs": [{"name": str, "relation": str | null, "rank_values": [str]}],
@@ -25,6 +25,12 @@ JSON schema version 1 (``--json REPORT.json``)::
                            "evidence": str}],  # what the stored values showed ("" if not compared)
       "conditional": bool,     # verified, given the assumed input relations
       "assumed": [str],        # input relations upstream of the outputs not checked on values
+      # the numeric triage (analyzer/verdict/triage.py) adds to each item: "numbers": "" | "differ"
+      # | "agree" | "outputs agree", "numeric_error": float | null, "relation": str,
+      # "rank_values": [str], "pattern": [str]
+      "unproven": [...],             # steps no rule explains, the numbers agree (items as above,
+                                     # kind "unproven" | "unproven-output")
+      "triage": str,                 # what the numeric triage did ("" when not run)
 
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
@@ -81,12 +87,13 @@ def escape(text: object) -> str:
 def to_json(result: CheckResult) -> dict:
     """The JSON report as a dict (schema in the module docstring)."""
     v = result.verdict_
-    discrepancies = []
-    for d in v.discrepancies:
+    def item_of(d) -> dict:
         item = asdict(d)
         item["rank_nodes"] = {str(k): val for k, val in d.rank_nodes.items()}
         item["hint"] = d.hints[0] if d.hints else ""
-        discrepancies.append(item)
+        return item
+
+    discrepancies = [item_of(d) for d in v.discrepancies]
     out = {
         "schema_version": SCHEMA_VERSION,
         "verdict": v.verdict,
@@ -110,6 +117,8 @@ def to_json(result: CheckResult) -> dict:
         "assumed": [relation_text(r) for r in v.assumed],
         "notes": result.inputs.notes,
         "no_rule_ops": v.no_rule_ops,
+        "unproven": [item_of(u) for u in v.unproven],
+        "triage": v.triage,
     }
     if result.numeric:
         out["numeric"] = result.numeric
@@ -305,18 +314,27 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             console.print(
                 f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)"
             )
+        if d.numbers == "differ":
+            err = f" (the paired rank nodes' output is off by {d.numeric_error:.3g})" if d.numeric_error else ""
+            console.print(f"  numbers differ: no rank value equals this value{err}")
         for h in d.hints:
             console.print(f"  [yellow]hint:[/] {escape(h)}")
     if len(v.discrepancies) > len(shown):
         console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
     _print_witness(result, console, n)
+    _print_unproven(v, console, verbose)
     if v.no_rule_ops:
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
+    if verbose and result.inputs.expand_ops:
+        ops = ", ".join(sorted(f"{d}::{op}" if d else op for d, op in result.inputs.expand_ops))
+        console.print(f"fused ops expanded through their ONNX function bodies: {escape(ops)}")
     if verbose and result.derivation.memo:
         console.print(f"layer memoization: {escape(result.derivation.memo)}")
     if verbose and result.derivation.one_rank:
         console.print(f"rank graphs alike: rank 0 solved, its rows copied to ranks 1..{result.inputs.world_size - 1}")
-    colour = {"verified": "green", "inconsistent": "magenta"}.get(v.verdict, "red")
+    if v.triage and (v.verdict != "verified" or verbose):
+        console.print(f"[dim]numeric triage: {escape(v.triage)}[/]")
+    colour = {"verified": "green", "unproven": "yellow", "inconsistent": "magenta"}.get(v.verdict, "red")
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:
         size = f"world size {n}, mesh {mesh.text}"
@@ -350,6 +368,26 @@ def _print_source(console: Console, d) -> None:
         return
     context = f" (innermost frame, framework code: {escape(d.source_context)})" if d.source_context else ""
     console.print(f"  source: none in your code was exported for this node{context}")
+
+
+def _print_unproven(v, console: Console, verbose: bool) -> None:
+    """The steps no rule explains but the numbers agree on, with the pattern a rule must match."""
+    shown = v.unproven if verbose else v.unproven[:5]
+    for i, u in enumerate(shown, 1):
+        console.print()
+        console.print(f"[yellow]unproven {i}[/]: [bold]{escape(u.node)}[/] ({escape(u.op_type)})")
+        console.print(f"  scope:  {escape(u.scope) or '?'}")
+        if u.source:
+            console.print(f"  source: {escape(u.source)}")
+        if u.code:
+            console.print(f"          [dim]{escape(u.code)}[/]")
+        console.print(f"  {escape(u.message)}")
+        for line in u.pattern:
+            console.print(f"    {escape(line)}")
+    if len(v.unproven) > len(shown):
+        console.print(f"\n... {len(v.unproven) - len(shown)} more unproven steps (use --verbose)")
+    if v.unproven:
+        console.print("write a rule for each pattern (docs/rules.md, 'Adding a rule') to turn it into a proof")
 
 
 def print_coverage(result: CheckResult, console: Console, *, verbose: bool = False) -> None:

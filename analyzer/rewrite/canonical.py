@@ -6,11 +6,16 @@ the sequential graph and the ranks can be paired node by node. The user's files 
 touched.
 
 Rewrites:
+- *fused ops expanded*: the op types the driver chose are replaced by their ONNX function
+  bodies, first (:mod:`analyzer.rewrite.functions`).
 - *no-op removal*: ``Identity``, and ``Reshape``/``Expand``/``Cast``/``Slice`` (step 1) whose
   output has the input's static shape and dtype, are dropped and their readers read the input (kept when
   the output is a graph output). Traced graphs are full of them (``aten.clone``,
   ``aten.copy`` of a collective's result, ``view`` to the same shape, ``wait_tensor``), and
   one side often has one where the other has none.
+- *transpose chains*: ``Transpose(Transpose(x, p1), p2)`` becomes one ``Transpose(x, q)``,
+  ``q[j] = p1[p2[j]]``; a round trip becomes a Transpose with the identity permutation (the
+  value keeps its name; on a rank, ``rules/core/rank_views.dl`` sees through it).
 - *reshape chains*: ``Reshape(Reshape(x, s1), s2)`` becomes ``Reshape(x, s2)`` (row-major
   order makes the middle shape irrelevant; the inner Reshape stays while something else reads
   it); e.g. apex's per-row statistics flattened after the forward kernel and unflattened for
@@ -50,6 +55,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from analyzer.facts.extract import with_graph
+from analyzer.rewrite.functions import expand_calls
 
 __all__ = ["canonical_forms", "canonicalize"]
 
@@ -84,6 +90,14 @@ class _Types:
         self.graph.value_info.append(helper.make_tensor_value_info(name, dtype, dims))
         self.shapes[name] = list(dims)
         self.dtypes[name] = dtype
+
+    def add_value_info(self, vi: onnx.ValueInfoProto) -> None:
+        """Declare a new value from its value info (a fused op's expanded body)."""
+        self.graph.value_info.append(vi)
+        dims = _static_dims(vi.type.tensor_type)
+        if dims is not None:
+            self.shapes[vi.name] = dims
+        self.dtypes[vi.name] = vi.type.tensor_type.elem_type
 
     def add_initializer(self, tensor: onnx.TensorProto) -> None:
         """Add an initializer to the graph."""
@@ -146,6 +160,46 @@ def _fold_reshape_chains(model: onnx.ModelProto) -> int:
         if _is_op(node, "Reshape") and node.input and node.input[0] in producer:
             node.input[0] = producer[node.input[0]].input[0]
             folded += 1
+    if not folded:
+        return 0
+    uses = Counter(v for n in g.node for v in n.input)
+    uses.update(o.name for o in g.output)
+    kept = [n for n in g.node if not (n.output and n.output[0] in producer and uses[n.output[0]] == 0)]
+    del g.node[:]
+    g.node.extend(kept)
+    return folded
+
+
+def _perm(node: onnx.NodeProto, types: _Types) -> list[int] | None:
+    """The permutation of a Transpose (reversed axes without a ``perm``), or None when unknown."""
+    for a in node.attribute:
+        if a.name == "perm":
+            return list(a.ints)
+    shape = types.shapes.get(node.input[0]) if node.input else None
+    return list(range(len(shape)))[::-1] if shape is not None else None
+
+
+def _fold_transpose_chains(model: onnx.ModelProto, types: _Types) -> int:
+    """Fold ``Transpose(Transpose(x, p1), p2)`` into one ``Transpose(x, q)`` with
+    ``q[j] = p1[p2[j]]`` (ONNX: output axis j of a Transpose is input axis ``perm[j]``); a round
+    trip (``q`` the identity, e.g. ``[B, S, H]`` to ``[S, B, H]`` and back) becomes a Transpose
+    with the identity permutation, which keeps the value's name for the report and which
+    ``rules/core/rank_views.dl`` sees through on a rank. Returns how many were folded; an inner
+    Transpose left without readers is dropped."""
+    g = model.graph
+    producer = {n.output[0]: n for n in g.node if _is_op(n, "Transpose") and len(n.output) == 1 and n.input}
+    folded = 0
+    for node in g.node:
+        if not (_is_op(node, "Transpose") and node.input and node.input[0] in producer):
+            continue
+        inner = producer[node.input[0]]
+        p1, p2 = _perm(inner, types), _perm(node, types)
+        if p1 is None or p2 is None or len(p1) != len(p2):
+            continue
+        node.input[0] = inner.input[0]
+        del node.attribute[:]
+        node.attribute.append(helper.make_attribute("perm", [p1[j] for j in p2]))
+        folded += 1
     if not folded:
         return 0
     uses = Counter(v for n in g.node for v in n.input)
@@ -351,14 +405,19 @@ def _splits_through_views(model: onnx.ModelProto, types: _Types) -> int:
 _MAX_LINEAR_ROUNDS = 8  # a chain of k flattened linears folded into each other takes k rounds
 
 
-def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A rewritten copy of ``model`` in canonical form (see the module docstring)."""
+def canonicalize(model: onnx.ModelProto, expand: frozenset[tuple[str, str]] = frozenset()) -> onnx.ModelProto:
+    """A rewritten copy of ``model`` in canonical form (see the module docstring); the op types in
+    ``expand`` (domain, op type) are first replaced by their function bodies
+    (:mod:`analyzer.rewrite.functions`)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
     types = _Types(out)
+    if expand:
+        expand_calls(out, set(expand), types)
     _drop_noops(out, types)
     if _fold_reshape_chains(out):
         _drop_noops(out, types)
+    _fold_transpose_chains(out, types)
     _splits_through_views(out, types)  # first: the views it removes would otherwise look like a flattened linear's
     # again while something was rewritten: a product read flat by the next linear becomes a view
     # of the 3-D result, which makes that linear a flattened one too (a chain of linears whose
@@ -369,16 +428,18 @@ def canonicalize(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
-def canonical_forms(models: Sequence[onnx.ModelProto], same: Sequence[int]) -> list[onnx.ModelProto]:
-    """:func:`canonicalize` each model; a model whose graph is stored like an earlier one's
-    reuses that one's rewrite: the model itself when the rewrite changed nothing, else a copy
-    with the rewritten graph."""
+def canonical_forms(
+    models: Sequence[onnx.ModelProto], same: Sequence[int], expand: frozenset[tuple[str, str]] = frozenset()
+) -> list[onnx.ModelProto]:
+    """:func:`canonicalize` each model (``expand``: op types replaced by their function bodies);
+    a model whose graph is stored like an earlier one's reuses that one's rewrite: the model
+    itself when the rewrite changed nothing, else a copy with the rewritten graph."""
     out: list[onnx.ModelProto] = []
     unchanged: dict[int, bool] = {}
     for i, model in enumerate(models):
         j = same[i] if same else i
         if j == i:
-            out.append(canonicalize(model))
+            out.append(canonicalize(model, expand))
             continue
         if model is models[j]:  # the same model object (rank files differing only in metadata)
             out.append(out[j])

@@ -2,10 +2,10 @@
 Datalog engine running ``schemas/*.dl`` + ``rules/**/*.dl``, which derives to a fixpoint.
 
 The oracles (:mod:`analyzer.solve.oracles`) read only facts, so one engine run reaches the
-fixpoint: there is no outer loop of engine runs and oracles (the design sketch's "driver loop"
-has no oracle that reads derived relations yet; one that does would add the loop here). The
-speed paths (:mod:`analyzer.speedups`) are called at one
-place each: :func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
+fixpoint of the rules. When the check is not verified, fused ops on the frontier are expanded
+through their ONNX function bodies and the rules run again, while that proves more
+(:mod:`analyzer.solve.expand`: the loop of rules and rewriting, until nothing new is proven).
+The speed paths (:mod:`analyzer.speedups`) are called at one place each: :func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
 :func:`~analyzer.speedups.one_rank.solve_one_rank` in place of the engine run.
 """
 
@@ -23,6 +23,7 @@ from analyzer.inputs.files import check_folder
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.check_facts import CopiedGraphs, graph_facts, input_facts
 from analyzer.solve.coverage import COVERAGE_RELATION, coverage_of
+from analyzer.solve.expand import expand_fused_ops
 from analyzer.solve.oracles import (
     const_ints_text,
     microbatch_facts,
@@ -88,19 +89,22 @@ def derive(
     def solve(seq, ranks) -> Derivation:
         return _run(inp, seq, ranks, program, runner, coverage, one_rank)
 
-    note = "off"
-    if memoize:
-        deriv, note = solve_collapsed(inp, solve)
-        if deriv is not None:
-            return deriv
-    t0 = time.perf_counter()
-    seq = inp.canonical_seq or inp.seq
-    ranks = inp.canonical_ranks or inp.ranks
-    t_canonical = time.perf_counter() - t0
-    deriv = solve(seq, ranks)
-    deriv.timings["canonical"] = t_canonical
-    deriv.memo = note
-    return deriv
+    def solve_all() -> Derivation:
+        note = "off"
+        if memoize:
+            deriv, note = solve_collapsed(inp, solve)
+            if deriv is not None:
+                return deriv
+        t0 = time.perf_counter()
+        seq = inp.canonical_seq or inp.seq
+        ranks = inp.canonical_ranks or inp.ranks
+        t_canonical = time.perf_counter() - t0
+        deriv = solve(seq, ranks)
+        deriv.timings["canonical"] = t_canonical
+        deriv.memo = note
+        return deriv
+
+    return expand_fused_ops(inp, solve_all(), solve_all)
 
 
 def _same(inp: CheckInput) -> list[int] | None:

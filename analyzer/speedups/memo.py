@@ -713,7 +713,7 @@ def solve_collapsed(
     collapse = collapse_layers(inp.seq, inp.ranks, relations, same, proofs=inp.proofs)
     if collapse is None:
         return None, "no run of identical layers"
-    collapse = _canonical_collapse(collapse, same)
+    collapse = _canonical_collapse(collapse, same, inp.expand_ops)
     if collapse is None:
         return None, "a boundary value of the collapsed layers is rewritten away: whole graph checked"
     t_memo = time.perf_counter() - t0
@@ -727,13 +727,13 @@ def solve_collapsed(
     return deriv, deriv.memo
 
 
-def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None) -> Collapse | None:
+def _canonical_collapse(collapse: Collapse, same: Sequence[int] | None, expand=frozenset()) -> Collapse | None:
     """The collapse with its graphs in canonical form, or None when the rewrite removed a value
     the boundary test reads (it would find no relation on either side and pass vacuously).
 
     Layers are fingerprinted and collapsed as exported, and only what is left is rewritten:
     the rewrite keeps each graph's semantics, so the induction over a run is unchanged."""
-    canonical = canonical_forms([collapse.seq, *collapse.ranks], same or [])
+    canonical = canonical_forms([collapse.seq, *collapse.ranks], same or [], expand)
     defined_in: dict[int, set[str]] = {}  # by model object: rank models may be one object
     for run in collapse.runs:
         for model, pairs in zip(canonical, run.boundary):

@@ -95,13 +95,20 @@ class Discrepancy:
     # module (the node has no such frame); "": none exported (analyzer/verdict/sources.py)
     source_from: str = ""
     source_context: str = ""  # the innermost framework frame when no frame is the user's
+    # set by the numeric triage (analyzer/verdict/triage.py): "differ" | "agree" | "outputs agree" | ""
+    numbers: str = ""
+    numeric_error: float | None = None
+    relation: str = ""  # the relation the numbers show (unproven steps)
+    rank_values: list[str] = field(default_factory=list)
+    pattern: list[str] = field(default_factory=list)  # the seq node and rank 0's computation of its value
 
 
 @dataclass
 class Verdict:
-    """The answer: ``verified`` or ``discrepancy``, with outputs and discrepancies
-    (``inconsistent`` when the numeric witness refutes a derived relation,
-    :mod:`analyzer.witness.check`).
+    """The answer: ``verified`` (a proof), ``discrepancy``, ``unproven`` (no rule explains some
+    steps, the numbers agree: :mod:`analyzer.verdict.triage`) or ``inconsistent`` (the numeric
+    witness refutes a derived relation, :mod:`analyzer.witness.check`), with outputs,
+    discrepancies and the unproven steps.
 
     ``assumed`` are the input relations upstream of the outputs that were not established on
     values (:class:`~analyzer.inputs.infer.InputRelation` ``established``: fed inputs, weights not
@@ -113,6 +120,8 @@ class Verdict:
     discrepancies: list[Discrepancy]
     no_rule_ops: list[str]
     assumed: list = field(default_factory=list)
+    unproven: list[Discrepancy] = field(default_factory=list)
+    triage: str = ""  # what the numeric triage did ("" when it did not run)
 
     @property
     def conditional(self) -> bool:
@@ -291,7 +300,9 @@ def build_verdict(inp: CheckInput, deriv: Derivation, sources: FrameChoice | Non
     if unexplained:
         # only through values without a relation: a mask or offset whose readers are all
         # explained (e.g. a vocab-parallel lookup) is no frontier of a broken output
-        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in holds)
+        # a value that holds only as a multiple of itself (a scaled relation) is not related
+        related = {s for s, rels in holds.items() if any(layout_of(*rel).scale is None for rel in rels)}
+        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in related)
         frontier: dict[str, list[str]] = defaultdict(list)
         for row in ix.rows("Frontier"):
             if row["n"] in upstream:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,7 @@ def distribute(
         (``shape[axis] / n``); with ``sections``, chunk ``r`` of every section, concatenated
         in section order. With ``replicas=k``: chunk ``r // k`` of ``n / k`` (and of
         that, chunk ``r % k`` along ``inner``). Replicate: ``value`` itself for every rank.
+        A ``scale`` c: the pieces of ``c * value``.
 
     Raises:
         ValueError: ``n < 1``, an axis out of range, a size not divisible by ``n``,
@@ -85,6 +87,8 @@ def distribute(
     if n < 1:
         raise ValueError(f"need at least one rank, got {n}")
     value = np.asarray(value)
+    if layout.scale is not None:  # the pieces of scale * value
+        return distribute(replace(layout, scale=None), value * float(layout.scale), n, rng=rng)
     if layout.kind == "Replicate":
         return [value] * n
     if layout.micro is not None:
@@ -201,12 +205,16 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
         (with ``inner``: each group's k pieces concatenated along ``inner`` first). A section
         with ``replicas`` k is rebuilt from ranks 0, k, 2k, ....
         Partial(sum): elementwise sum in rank order. Partial(max): elementwise maximum.
+        A ``scale`` c divides the result by c (the pieces hold c times the value).
 
     Raises:
         ValueError: no pieces, incompatible shapes, or sections that do not fit.
     """
     if not pieces:
         raise ValueError("rebuild needs at least one piece")
+    if layout.scale is not None:  # the pieces rebuild scale * s
+        whole = rebuild(replace(layout, scale=None), pieces)
+        return (whole / float(layout.scale)).astype(whole.dtype, copy=False)
     arrays = [np.asarray(p) for p in pieces]
     n = len(arrays)
     if layout.micro is not None:
@@ -338,6 +346,11 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
     """
     if not pieces:
         return float("inf")
+    if layout.kind == "Replicate" and layout.scale is not None:
+        try:
+            return max(max_abs_diff(np.asarray(p) / float(layout.scale), seq_value) for p in pieces)
+        except TypeError:
+            return float("inf")
     if layout.kind == "Replicate":
         return max(max_abs_diff(p, seq_value) for p in pieces)
     try:

@@ -1,0 +1,312 @@
+#!/usr/bin/env python
+"""Export tensor-parallel programs written by hand the way Megatron-LM and vLLM write them:
+the distributed code computes a sequential value by another route than op for op.
+
+The models are UNMODIFIED Hugging Face ``transformers`` code, parallelized with PyTorch's
+``parallelize_module`` (``export_hf_tp.py``'s pipeline: ``make_fx``, ``torch.onnx.export`` with
+collectives as ``com.microsoft`` ops, weights renamed to their module paths, its simulator);
+what each idiom adds is written with ``torch.distributed._functional_collectives`` on the
+rank's local tensors:
+
+* ``vocab_softmax`` (Qwen3): the model's output is the next-token distribution
+  ``softmax(logits, -1)`` (a module ``probs`` this script adds after ``lm_head``). The ranks
+  keep ``lm_head``'s logits sharded on the vocab (``ColwiseParallel(use_local_output=True)``)
+  and normalize them as Megatron-LM's
+  ``vocab_parallel_cross_entropy`` does: the row max all-reduced with ``MAX``, exponentials of
+  the shifted logits, their row sums all-reduced, a division; each rank returns its vocab
+  chunk of the probabilities. Bug ``local_max``: the row max is not all-reduced (one line), so
+  each rank shifts by its own max and the chunks are normalized inconsistently.
+* ``qknorm_allreduce`` (OLMo2): OLMo2 normalizes the whole query and key projections
+  (``q_norm``/``k_norm`` over all heads). HF's plan gathers q and k before the norm; here the
+  projections stay column-parallel and the norm is tensor-parallel, as vLLM's
+  ``MiniMaxText01RMSNormTP`` computes it: the local mean of squares all-reduced and divided by
+  the world size, the rank's chunk of the norm weight. Bug ``norm_not_averaged``: the all-reduced
+  mean of squares is not divided by the world size (one line).
+
+Usage::
+
+    python scripts/export_tp_idioms.py --case qwen3_tp2_vocab_softmax
+    python scripts/export_tp_idioms.py --all
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import export_hf_families  # noqa: E402
+import export_hf_tp as hf  # noqa: E402
+
+BUGS = {
+    "local_max": "the vocab-parallel softmax shifts each rank's logits by its own row max: "
+    "m = logits.max(-1) is not all-reduced with MAX (all_reduce(m, 'max', group) dropped), so the "
+    "ranks' exponentials are scaled differently and their all-reduced row sums mix them",
+    "norm_not_averaged": "the tensor-parallel q/k RMSNorm all-reduces the local mean of squares but does "
+    "not divide it by the world size (variance = all_reduce(variance) instead of all_reduce(variance) / N): "
+    "the variance is N times too large",
+}
+_SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2, layers=2)
+# probabilities are at most 1: the softmax cases compare them with a tolerance ten times finer
+# (a correct case within 1e-5, a bug above 1e-2), on weights twice as large as the others' so
+# the logits spread over a few units and a wrong shift shows
+_SOFTMAX = dict(model="qwen3", idiom="vocab_softmax", init_range=0.2, tol=1e-5, **_SMALL)
+PRESETS = {
+    "qwen3_tp2_vocab_softmax": dict(_SOFTMAX),
+    "qwen3_tp2_vocab_softmax_bug_local_max": dict(_SOFTMAX, bug="local_max", bug_module="probs"),
+    "olmo2_tp2_qknorm_allreduce": dict(model="olmo2", idiom="qknorm_allreduce", **{**_SMALL, "kv_heads": 4}),
+    "olmo2_tp2_qknorm_allreduce_bug_norm_not_averaged": dict(
+        model="olmo2", idiom="qknorm_allreduce", bug="norm_not_averaged",
+        bug_module="model.layers.0.self_attn.q_norm", **{**_SMALL, "kv_heads": 4},
+    ),
+}
+OUTPUT = {"vocab_softmax": "probs", "qknorm_allreduce": "logits"}
+# the source file of the first discrepancy: the sequential softmax this script adds; HF's
+# Olmo2RMSNorm whose mean the ranks compute by hand
+BUG_SOURCE = {"local_max": "scripts/export_tp_idioms.py", "norm_not_averaged": "transformers/models/olmo2/"}
+
+
+def vocab_softmax(logits, group, bug: str | None):
+    """softmax(logits, -1) of vocab-sharded logits (Megatron-LM's vocab-parallel normalization)."""
+    import torch
+    from torch.distributed._functional_collectives import all_reduce
+
+    m = logits.max(dim=-1, keepdim=True).values
+    if bug != "local_max":
+        m = all_reduce(m, "max", group)  # BUG local_max (one line): this all-reduce dropped
+    e = torch.exp(logits - m)
+    s = all_reduce(e.sum(dim=-1, keepdim=True), "sum", group)
+    return e / s
+
+
+def softmax_head(group=None, bug: str | None = None):
+    """The module ``probs`` that turns logits into the next-token distribution: ``softmax(logits,
+    -1)`` sequentially, :func:`vocab_softmax` on a rank (``group`` given)."""
+    import torch
+
+    class VocabSoftmax(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return torch.softmax(logits, -1)
+            return vocab_softmax(logits, group, bug)
+
+    return VocabSoftmax()
+
+
+def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
+    """A tensor-parallel RMSNorm over a column-parallel projection (vLLM's
+    MiniMaxText01RMSNormTP): the local mean of squares all-reduced and divided by the world
+    size, times the rank's chunk of ``norm``'s weight."""
+    import torch
+    from torch.distributed._functional_collectives import all_reduce
+
+    weight = norm.weight.detach().chunk(world, dim=0)[rank].clone()
+    eps = norm.variance_epsilon
+
+    class TPRMSNorm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(weight, requires_grad=False)
+
+        def forward(self, x):
+            variance = x.pow(2).mean(-1, keepdim=True)
+            variance = all_reduce(variance, "sum", group)
+            if bug != "norm_not_averaged":
+                variance = variance / world  # BUG norm_not_averaged (one line): this division dropped
+            return self.weight * (x * torch.rsqrt(variance + eps))
+
+    return TPRMSNorm()
+
+
+def _plan(args, cfg):
+    """The rank's plan: the model's column/row-parallel projections (OLMo2's attention without
+    HF's gather: plain colwise q/k/v, rowwise o_proj), embeddings gathered, lm_head gathered or
+    (vocab_softmax) left vocab-sharded."""
+    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    plan, desc = {}, {}
+    for i in range(cfg.num_hidden_layers):
+        for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
+            plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = ColwiseParallel(), "ColwiseParallel()"
+        for name in ("self_attn.o_proj", "mlp.down_proj"):
+            plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = RowwiseParallel(), "RowwiseParallel()"
+    plan["model.embed_tokens"] = ColwiseParallel(output_layouts=Replicate())
+    desc["model.embed_tokens"] = "ColwiseParallel(output_layouts=Replicate())"
+    if args.idiom == "vocab_softmax":
+        plan["lm_head"] = ColwiseParallel()
+        desc["lm_head"] = "ColwiseParallel() (vocab-sharded logits, use_local_output=True)"
+        desc["probs"] = (
+            "vocab-parallel softmax by hand: all_reduce(row max, MAX), exp, all_reduce(row sums), divide"
+            + ("  # BUG: the max not all-reduced" if args.bug == "local_max" else "")
+        )
+    else:
+        plan["lm_head"] = ColwiseParallel(output_layouts=Replicate())
+        desc["lm_head"] = "ColwiseParallel(output_layouts=Replicate())"
+        desc["q_norm, k_norm"] = "TP RMSNorm: all_reduce(local mean of squares) / N, weight chunk r" + (
+            "  # BUG: / N dropped" if args.bug == "norm_not_averaged" else "")
+    return plan, desc
+
+
+def _rank_forward(model, args):
+    """One rank's program: the parallelized model, then the idiom's hand-written part."""
+
+    def rank_forward(input_ids):
+        logits = model(input_ids=input_ids, use_cache=False).logits
+        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
+
+    rank_forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
+    return rank_forward
+
+
+def _trace(fn, ids):
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with torch.no_grad(), hf.hf_tracing_patches(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = make_fx(fn, record_module_stack=True, record_stack_traces=True)(ids)
+    gm.eval()
+    return gm
+
+
+def produce(args, command: str) -> dict:
+    import onnx
+    import torch
+    import torch.distributed as dist
+    import transformers
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.tensor.parallel import parallelize_module
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    hf.register_collective_schemas()
+    n = args.world_size
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("rank*.onnx"):
+        old.unlink()
+    output = OUTPUT[args.idiom]
+    cfg, sd, ids, ref_logits = hf.build_base_state(args)
+    ref = torch.softmax(ref_logits, -1) if args.idiom == "vocab_softmax" else ref_logits
+    hf_class = hf.FAMILIES[args.model][1]
+    meta = {"model": hf_class, "case": out.name}
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    model = hf.fresh_model(args, cfg, sd)
+
+    if args.idiom == "vocab_softmax":
+        model.probs = softmax_head()
+
+    def seq_forward(input_ids):
+        logits = model(input_ids=input_ids, use_cache=False).logits
+        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
+
+    seq_forward._orig_mod = model
+    gm = _trace(seq_forward, ids)
+    seq = hf.export_onnx(gm, ids, hf.constant_names(gm, model), rank=-1, world_size=1, output_names=(output,),
+                         meta={**meta, "doc": f"{hf_class} sequential (shardlog example {out.name})"})
+    onnx.save(seq, out / "seq.onnx")
+
+    ranks, desc = [], None
+    for r in range(n):
+        dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
+        try:
+            hf.reset_dtensor_caches()
+            mesh = DeviceMesh("cpu", list(range(n)))
+            model = hf.fresh_model(args, cfg, sd)
+            plan, desc = _plan(args, cfg)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parallelize_module(model, mesh, plan, src_data_rank=None)
+            group = dist.group.WORLD
+            if args.idiom == "vocab_softmax":
+                model.probs = softmax_head(group, args.bug)
+            if args.idiom == "qknorm_allreduce":
+                for layer in model.model.layers:
+                    attn = layer.self_attn
+                    attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug)
+                    attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None)
+
+            gm = _trace(_rank_forward(model, args), ids)
+            names = hf.constant_names(gm, model)
+            doc = f"{hf_class} tensor-parallel rank {r}/{n}, {args.idiom} (shardlog example {out.name})"
+            proto = hf.export_onnx(gm, ids, names, rank=r, world_size=n, output_names=(output,),
+                                   meta={**meta, "doc": doc})
+        finally:
+            dist.destroy_process_group()
+        onnx.save(proto, out / f"rank{r}.onnx")
+        ranks.append(proto)
+    print(hf.describe(seq, ranks))
+
+    import onnxruntime as ort
+
+    feeds = {"input_ids": ids.numpy()}
+    sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
+    seq_out = sess.run(None, feeds)[0]
+    seq_err = float(np.max(np.abs(seq_out - ref.numpy())))
+    outs = hf.simulate_ranks(ranks, feeds)
+    if args.idiom == "vocab_softmax":  # each rank holds its vocab chunk of the probabilities
+        max_err = float(np.max(np.abs(np.concatenate(outs, axis=-1) - seq_out)))
+    else:  # every rank holds the logits
+        max_err = float(max(np.max(np.abs(o - seq_out)) for o in outs))
+    print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
+    layout = "Shard(2): rank r holds vocab chunk r" if args.idiom == "vocab_softmax" else "Replicate"
+    data = {
+        "model": {
+            "hf_class": hf_class,
+            "transformers_version": str(transformers.__version__),
+            "torch_version": str(torch.__version__),
+            "config": hf.config_summary(cfg, args),
+            "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
+            "output": {"name": output, "shape": [*ids.shape, cfg.vocab_size], "dtype": "float32", "ranks": layout},
+        },
+        "world_size": n,
+        "expected": "discrepancy" if args.bug else "verified",
+        "bug": BUGS[args.bug] if args.bug else None,
+        "bug_module": args.bug_module if args.bug else None,
+        # where the one-line bug is: the hand-written part of this script, or HF's module it replaces
+        "bug_source": BUG_SOURCE[args.bug] if args.bug else None,
+        "max_abs_error": max_err,
+        "seq_vs_torch_max_abs_error": seq_err,
+        "tp_plan": desc,
+        "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
+        "produced_by": command,
+    }
+    hf.write_yaml(out / "case.yaml", data)
+    print(f"  wrote {out} ({sum(f.stat().st_size for f in out.iterdir()) / 1024:.0f} KiB)")
+    hf.check_case_errors(args, out, seq_err, max_err, output=output)
+    return data
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sel = p.add_mutually_exclusive_group(required=True)
+    sel.add_argument("--case", choices=sorted(PRESETS))
+    sel.add_argument("--all", action="store_true")
+    p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--stack-frames", type=int, default=3)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    os.environ.setdefault("TORCH_LOGS", "-all")
+    args = parse(sys.argv[1:] if argv is None else argv)
+    export_hf_families.install()
+    hf.FAMILIES["olmo2"] = ("Olmo2Config", "Olmo2ForCausalLM")
+    hf._OPTS["stack_frames"] = args.stack_frames
+    args.verify = True
+    for name in list(PRESETS) if args.all else [args.case]:
+        a = hf.preset_args(hf.parse, PRESETS, name, args)
+        a.tol = PRESETS[name].get("tol", a.tol)
+        print(f"== {name}", flush=True)
+        produce(a, f"python scripts/export_tp_idioms.py --case {name}")
+
+
+if __name__ == "__main__":
+    main()
