@@ -1,15 +1,16 @@
-"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-fx``,
-``shardlog rules test``, ``shardlog import-hlo``.
+"""Command line: ``shardlog check``, ``shardlog facts``, ``shardlog query``, ``shardlog import-
+fx``, ``shardlog rules test``, ``shardlog import-hlo``.
 
-Exit codes of every command: 0 verified (or done), 1 discrepancy (or a failing golden case),
-2 usage or input error (one ``shardlog: error:`` line on stderr, never a traceback), 3 unproven
-(``check``: no rule explains some steps, and the numbers agree), 4 internal inconsistency (``check --numeric``: the numeric witness refutes a relation the rules derived), 70 an
-internal error: a bug of shardlog's, not of the input (:data:`analyzer.errors.INTERNAL_ERROR_EXIT`;
-one line saying how to report it, and the traceback with ``SHARDLOG_DEBUG=1``).
+Exit codes of every command: 0 verified (or done), 1 discrepancy (or a failing golden case), 2
+usage or input error (one ``shardlog: error:`` line on stderr, never a traceback), 3 unproven
+(``check``: no rule explains some steps, and the numbers agree), 4 internal inconsistency
+(``check --numeric``: the numeric witness refutes a relation the rules derived), 70 an internal
+error: a bug of shardlog's, not of the input (:data:`analyzer.errors.INTERNAL_ERROR_EXIT`; one
+line saying how to report it, and the traceback with ``SHARDLOG_DEBUG=1``).
 
-Errors are turned into that line in one place, :class:`_OneLineErrors` (the command group),
-for every command: :func:`_classify` says what is the user's input (an ``InputError``, a rule
-file that does not parse, an ``OSError`` on a path, text that is not UTF-8, input nested over
+Errors are turned into that line in one place, :class:`_OneLineErrors` (the command group), for
+every command: :func:`_classify` says what is the user's input (an ``InputError``, a rule file
+that does not parse, an ``OSError`` on a path, text that is not UTF-8, input nested over
 Python's recursion limit, input too large for memory) and what is a bug.
 """
 

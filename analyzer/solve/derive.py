@@ -5,7 +5,8 @@ The oracles (:mod:`analyzer.solve.oracles`) read only facts, so one engine run r
 fixpoint of the rules. When the check is not verified, fused ops on the frontier are expanded
 through their ONNX function bodies and the rules run again, while that proves more
 (:mod:`analyzer.solve.expand`: the loop of rules and rewriting, until nothing new is proven).
-The speed paths (:mod:`analyzer.speedups`) are called at one place each: :func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
+The speed paths (:mod:`analyzer.speedups`) are called at one place each:
+:func:`~analyzer.speedups.memo.solve_collapsed` before the whole graph is solved,
 :func:`~analyzer.speedups.one_rank.solve_one_rank` in place of the engine run.
 """
 
