@@ -124,7 +124,8 @@ def test_no_rank_value_equals_the_frontier_but_outputs_decide(write_models, firs
     v = result.verdict_
     if expected == "unproven":
         assert v.discrepancies == [] and [u.numbers for u in v.unproven] == ["outputs agree"]
-        assert result.numeric["y"] < 1e-5
+        out = result.witness.outputs["y"]
+        assert out.error <= out.tolerance  # float rounding at the output's scale (the witness's tolerance)
     else:
         assert v.unproven == [] and v.discrepancies[0].numbers == "differ"
         assert result.numeric["y"] > 1e-2

@@ -376,7 +376,8 @@ def _print_unproven(v, console: Console, verbose: bool) -> None:
     for i, u in enumerate(shown, 1):
         console.print()
         console.print(f"[yellow]unproven {i}[/]: [bold]{escape(u.node)}[/] ({escape(u.op_type)})")
-        console.print(f"  scope:  {escape(u.scope) or '?'}")
+        if u.scope:
+            console.print(f"  scope:  {escape(u.scope)}")
         if u.source:
             console.print(f"  source: {escape(u.source)}")
         if u.code:
