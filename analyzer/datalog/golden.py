@@ -150,7 +150,9 @@ def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> P
         files.append(case / "program.dl")
     if not files:
         raise DatalogError(f"{case}: no program.dl or program.txt")
-    key = tuple((str(f.resolve()), f.read_bytes()) for f in files)
+    from analyzer.inputs.files import read_bytes  # regular files only, size-bounded (a FIFO, /dev/zero)
+
+    key = tuple((str(f.resolve()), read_bytes(f, "rule file", limit="rules")) for f in files)
     if key not in _PROGRAMS:
         _PROGRAMS[key] = load_program(files)
     return _PROGRAMS[key]
