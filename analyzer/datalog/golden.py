@@ -22,6 +22,7 @@ Cases that list the same rule files share one parsed program within a process.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,7 +153,7 @@ def load_case_program(case_dir: Path | str, root: Path | str | None = None) -> P
         raise DatalogError(f"{case}: no program.dl or program.txt")
     from analyzer.inputs.files import read_bytes  # regular files only, size-bounded (a FIFO, /dev/zero)
 
-    key = tuple((str(f.resolve()), read_bytes(f, "rule file", limit="rules")) for f in files)
+    key = tuple((read_bytes(f, "rule file", limit="rules"), os.path.abspath(f)) for f in files)
     if key not in _PROGRAMS:
         _PROGRAMS[key] = load_program(files)
     return _PROGRAMS[key]
