@@ -183,7 +183,7 @@ def check_mesh(
     verdict = _compose(info, outer, inner, t)
     disagree = _other_axis_agreement(info, inner)
     if disagree:  # no output relation stands: each group's may rest on the collective in question
-        outputs = [OutputVerdict(o.name, None) for o in verdict.outputs]
+        outputs = [OutputVerdict(name=o.name, relation=None) for o in verdict.outputs]
         verdict = replace(verdict, verdict="discrepancy", outputs=outputs,
                           discrepancies=verdict.discrepancies + disagree)
     failing = [c for c in info.checks if c.result.verdict != "verified"]
@@ -208,16 +208,15 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
         per_group = [c.result.verdict_.outputs[pos] for c in tp_checks]
         rels = {o.relation for o in per_group}
         if out.relation is None or None in rels or len(rels) != 1:
-            outputs.append(OutputVerdict(out.name, None))
+            outputs.append(OutputVerdict(name=out.name, relation=None))
             if None not in rels and len(rels) > 1:  # each group is right, but not alike
                 text = "; ".join(f"{c.label}: {o.relation}" for c, o in zip(tp_checks, per_group))
                 message = f"output {out.name} has a different relation in each {inner} group ({text})"
-                differ.append(Discrepancy("output", out.name, "", "", "", "", [out.name], [], {}, [], [], -1,
-                                          "seq", message))
+                differ.append(Discrepancy(kind="output", node=out.name, outputs=[out.name], message=message))
             continue
         rank_values = [v for o in per_group for v in o.rank_values]
         text = f"{outer}: {out.relation}, {inner}: {per_group[0].relation}"
-        outputs.append(OutputVerdict(out.name, text, rank_values, None))
+        outputs.append(OutputVerdict(name=out.name, relation=text, rank_values=rank_values))
     discrepancies = []
     seen: set[int] = set()
     for c in info.checks:
@@ -240,7 +239,13 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
     )
     no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
     assumed = list({(r.seq_value, r.layout): r for c in info.checks for r in c.result.verdict_.assumed}.values())
-    return Verdict("verified" if ok else "discrepancy", outputs, discrepancies, no_rule, assumed)
+    return Verdict(
+        verdict="verified" if ok else "discrepancy",
+        outputs=outputs,
+        discrepancies=discrepancies,
+        no_rule_ops=no_rule,
+        assumed=assumed,
+    )
 
 
 def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:
@@ -295,7 +300,7 @@ def _other_axis_agreement(info: MeshInfo, inner: str) -> list[Discrepancy]:
             )
             break
     return [
-        Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, "seq", f"mesh check: {text}")
+        Discrepancy(kind="collective", message=f"mesh check: {text}")
         for text in problems
     ]
 

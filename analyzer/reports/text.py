@@ -227,11 +227,30 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         explain: list the input relations that were inferred or read from the spec.
     """
     v = result.verdict_
-    n = result.inputs.world_size
-    pp = result.inputs.pipeline
-    mesh = result.mesh
+    n = result.world_size if result.mesh is not None else result.inputs.world_size
+    _print_setting(result, console, explain)
+    if explain:
+        _print_input_relations(result, console, n)
+    _print_outputs(result, console, n)
+    shown = v.discrepancies if verbose else v.discrepancies[:5]
+    for i, d in enumerate(shown, 1):
+        console.print()
+        if d.kind == "collective":
+            _print_collective(console, i, d)
+        else:
+            _print_frontier(console, i, d, result.inputs.pipeline)
+    if len(v.discrepancies) > len(shown):
+        console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
+    _print_witness(result, console, n)
+    _print_unproven(v, console, verbose)
+    _print_notes(result, console, verbose)
+    _print_verdict_line(result, console, n)
+
+
+def _print_setting(result: CheckResult, console: Console, explain: bool) -> None:
+    """The mesh's per-axis checks and the pipeline's stages, when the check has them."""
+    mesh, pp = result.mesh, result.inputs.pipeline
     if mesh is not None:  # a mesh check (analyzer/mesh.py): one line per one-axis check
-        n = result.world_size
         console.print(f"mesh {escape(mesh.text)}, checked per axis:")
         for c in mesh.checks:
             how = f"same graphs as {c.reused}" if c.reused else f"{c.result.seconds:.2f} s"
@@ -242,21 +261,30 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         if explain:
             for s, names in enumerate(pp.boundaries[1:], 1):
                 console.print(f"  stage {s} receives {escape(', '.join(names)) or 'nothing'}")
-    if explain:
-        rels = result.inputs.relations
-        checked = sum(r.established == "values" for r in rels)
-        console.print(
-            f"[bold]input relations[/] ({len(rels)}: {checked} checked on values, {len(rels) - checked} assumed):"
-        )
-        for r in rels:
-            on = _ranks_text(n, pp is not None)
-            how = EVIDENCE.get(r.established, r.established) + (f": {r.evidence}" if r.evidence else "")
-            console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {on}  [dim]({r.source}; {escape(how)})[/]")
-        for note in result.inputs.notes:
-            console.print(f"  [yellow]no relation:[/] {escape(note)}")
-    for o in v.outputs:
+
+
+def _print_input_relations(result: CheckResult, console: Console, n: int) -> None:
+    """``--explain``: each input relation, how it was established, and the inputs with none."""
+    rels = result.inputs.relations
+    checked = sum(r.established == "values" for r in rels)
+    console.print(
+        f"[bold]input relations[/] ({len(rels)}: {checked} checked on values, {len(rels) - checked} assumed):"
+    )
+    on = _ranks_text(n, result.inputs.pipeline is not None)
+    for r in rels:
+        how = EVIDENCE.get(r.established, r.established) + (f": {r.evidence}" if r.evidence else "")
+        console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {on}  [dim]({r.source}; {escape(how)})[/]")
+    for note in result.inputs.notes:
+        console.print(f"  [yellow]no relation:[/] {escape(note)}")
+
+
+def _print_outputs(result: CheckResult, console: Console, n: int) -> None:
+    """One line per sequential output: the relation the rules derived, and the witness's error."""
+    mesh = result.mesh
+    ranks = _ranks_text(n, result.inputs.pipeline is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
+    for o in result.verdict_.outputs:
         if o.relation:
-            on = _ranks_text(n, pp is not None) + (f" (mesh {mesh.text})" if mesh is not None else "")
+            on = ranks
             console.print(f"output {escape(o.name)} = {escape(o.relation)} on {escape(on)}")
         else:
             console.print(f"output {escape(o.name)} = [red]no relation[/]")
@@ -264,65 +292,74 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
             w = result.witness.outputs.get(o.name) if result.witness is not None else None
             extra = f" (tolerance {w.tolerance:.3g}, seed {w.seed})" if w is not None else ""
             console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}{extra}")
-    shown = v.discrepancies if verbose else v.discrepancies[:5]
-    for i, d in enumerate(shown, 1):
-        console.print()
-        if d.kind == "collective":
-            console.print(f"[red]discrepancy {i}[/]: {escape(d.message)}")
-            if d.node and d.graph != "seq":
-                console.print(f"  on {_graph_text(d.graph)}: [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
-                if d.scope:
-                    console.print(f"  scope:  {escape(d.scope)}")
-                _print_source(console, d)
-                for h in d.hints:
-                    console.print(f"  [yellow]hint:[/] {escape(h)}")
-            continue
-        where = f"on {_graph_text(d.graph)}" if d.graph != "seq" else "frontier"
-        console.print(f"[red]discrepancy {i}[/] ({where}): [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
-        if d.message:
-            console.print(f"  {escape(d.message)}")
+
+
+def _print_collective(console: Console, i: int, d) -> None:
+    """A discrepancy at a collective (wrong group, axis or order): its message and the rank node."""
+    console.print(f"[red]discrepancy {i}[/]: {escape(d.message)}")
+    if d.node and d.graph != "seq":
+        console.print(f"  on {_graph_text(d.graph)}: [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
         if d.scope:
             console.print(f"  scope:  {escape(d.scope)}")
-        if pp is not None and d.stage is not None and d.stage < pp.degree:
-            console.print(f"  stage:  {d.stage} ({escape(', '.join(pp.stages[d.stage]))})")
         _print_source(console, d)
-        for inp in d.inputs:
-            if inp.relations:
-                rels = ", ".join(inp.relations)
-            else:
-                rels = "no relation" if d.graph == "seq" else "not a piece of any sequential value"
-            where_made = f", {escape(inp.producer_scope)}" if inp.producer_scope else ""
-            prod = (
-                f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}{where_made})"
-                if inp.producer
-                else " (graph input or weight)"
-            )
-            console.print(f"  input {escape(inp.name)}: {escape(rels)}{prod}")
-        if d.graph == "seq":
-            if d.rank_nodes:
-                for r, names in sorted(d.rank_nodes.items()):
-                    console.print(f"  paired on rank {r}: {escape(', '.join(names))}")
-            else:
-                console.print("  paired with no rank node")
-        if d.origin_node:
-            in_scope = f" in [bold]{escape(d.origin_scope)}[/]" if d.origin_scope else ""
-            console.print(
-                f"  the partial sum comes from {escape(d.origin_node)}{in_scope}"
-                f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
-            )
-        if d.rules_tried:
-            console.print(
-                f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)"
-            )
-        if d.numbers == "differ":
-            err = f" (the paired rank nodes' output is off by {d.numeric_error:.3g})" if d.numeric_error else ""
-            console.print(f"  numbers differ: no rank value equals this value{err}")
-        for h in d.hints:
-            console.print(f"  [yellow]hint:[/] {escape(h)}")
-    if len(v.discrepancies) > len(shown):
-        console.print(f"\n... {len(v.discrepancies) - len(shown)} more (use --verbose)")
-    _print_witness(result, console, n)
-    _print_unproven(v, console, verbose)
+        _print_hints(console, d)
+
+
+def _print_frontier(console: Console, i: int, d, pp) -> None:
+    """A frontier discrepancy: the node, where it is, its inputs' relations, pairing and hints."""
+    where = f"on {_graph_text(d.graph)}" if d.graph != "seq" else "frontier"
+    console.print(f"[red]discrepancy {i}[/] ({where}): [bold]{escape(d.node)}[/] ({escape(d.op_type)})")
+    if d.message:
+        console.print(f"  {escape(d.message)}")
+    if d.scope:
+        console.print(f"  scope:  {escape(d.scope)}")
+    if pp is not None and d.stage is not None and d.stage < pp.degree:
+        console.print(f"  stage:  {d.stage} ({escape(', '.join(pp.stages[d.stage]))})")
+    _print_source(console, d)
+    for inp in d.inputs:
+        _print_frontier_input(console, d, inp)
+    if d.graph == "seq":
+        if d.rank_nodes:
+            for r, names in sorted(d.rank_nodes.items()):
+                console.print(f"  paired on rank {r}: {escape(', '.join(names))}")
+        else:
+            console.print("  paired with no rank node")
+    if d.origin_node:
+        in_scope = f" in [bold]{escape(d.origin_scope)}[/]" if d.origin_scope else ""
+        console.print(
+            f"  the partial sum comes from {escape(d.origin_node)}{in_scope}"
+            f"{' (' + escape(d.origin_source) + ')' if d.origin_source else ''}: reduce it there"
+        )
+    if d.rules_tried:
+        console.print(f"  rules tried: {escape(', '.join(d.rules_tried))} (no pattern matches these input relations)")
+    if d.numbers == "differ":
+        err = f" (the paired rank nodes' output is off by {d.numeric_error:.3g})" if d.numeric_error else ""
+        console.print(f"  numbers differ: no rank value equals this value{err}")
+    _print_hints(console, d)
+
+
+def _print_frontier_input(console: Console, d, inp) -> None:
+    if inp.relations:
+        rels = ", ".join(inp.relations)
+    else:
+        rels = "no relation" if d.graph == "seq" else "not a piece of any sequential value"
+    where_made = f", {escape(inp.producer_scope)}" if inp.producer_scope else ""
+    prod = (
+        f" <- {escape(inp.producer)} ({escape(inp.producer_op or '')}{where_made})"
+        if inp.producer
+        else " (graph input or weight)"
+    )
+    console.print(f"  input {escape(inp.name)}: {escape(rels)}{prod}")
+
+
+def _print_hints(console: Console, d) -> None:
+    for h in d.hints:
+        console.print(f"  [yellow]hint:[/] {escape(h)}")
+
+
+def _print_notes(result: CheckResult, console: Console, verbose: bool) -> None:
+    """Ops without a rule, and with ``--verbose`` what the speed paths and the rewrite stage did."""
+    v = result.verdict_
     if v.no_rule_ops:
         console.print(f"\nops with no transfer rule on the frontier: {escape(', '.join(v.no_rule_ops))}")
     if verbose and result.inputs.expand_ops:
@@ -334,6 +371,13 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         console.print(f"rank graphs alike: rank 0 solved, its rows copied to ranks 1..{result.inputs.world_size - 1}")
     if v.triage and (v.verdict != "verified" or verbose):
         console.print(f"[dim]numeric triage: {escape(v.triage)}[/]")
+
+
+def _print_verdict_line(result: CheckResult, console: Console, n: int) -> None:
+    """The assumptions a verified rests on, then the verdict line: the only line that starts with
+    ``verified`` or ``discrepancy`` (every name is escaped onto its own line's middle: output lines
+    start with ``output ``)."""
+    v, mesh, pp = result.verdict_, result.mesh, result.inputs.pipeline
     colour = {"verified": "green", "unproven": "yellow", "inconsistent": "magenta"}.get(v.verdict, "red")
     size = f"world size {n}" if pp is None else f"{pp.degree} stages x {n} tensor-parallel ranks"
     if mesh is not None:
@@ -345,8 +389,6 @@ def print_text(result: CheckResult, console: Console, *, verbose: bool = False, 
         given = f", given {k} assumed input relation{'s' if k > 1 else ''}"
     else:
         console.print()
-    # the verdict line: the only line that starts with "verified" or "discrepancy" (every name is
-    # escaped onto its own line's middle: output lines start with "output ")
     tail = f"({escape(size)}, engine {result.engine}, {result.seconds:.2f} s)"
     console.print(f"[bold {colour}]{v.verdict}[/]{given} {tail}")
 

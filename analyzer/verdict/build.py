@@ -47,7 +47,7 @@ def layout_text(kind: str, axis: int, param: str) -> str:
     return str(layout_of(kind, axis, param))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OutputVerdict:
     """How one seq output is rebuilt (``relation`` is None when it is not)."""
 
@@ -57,7 +57,7 @@ class OutputVerdict:
     layout: Layout | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class InputInfo:
     """An input of a frontier node: its relations and the node that produced it."""
 
@@ -68,22 +68,23 @@ class InputInfo:
     producer_scope: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Discrepancy:
-    """One place where the chain of relations breaks."""
+    """One place where the chain of relations breaks (built by keyword: every field but
+    ``kind`` has a default)."""
 
     kind: str  # "frontier" | "output" | "collective"
-    node: str
-    op_type: str
-    scope: str
-    source: str
-    code: str
-    outputs: list[str]
-    inputs: list[InputInfo]
-    rank_nodes: dict[int, list[str]]
-    hints: list[str]
-    hint_ids: list[str]
-    index: int
+    node: str = ""
+    op_type: str = ""
+    scope: str = ""
+    source: str = ""  # "file:line" of the user's frame
+    code: str = ""  # the text of that line
+    outputs: list[str] = field(default_factory=list)
+    inputs: list[InputInfo] = field(default_factory=list)
+    rank_nodes: dict[int, list[str]] = field(default_factory=dict)
+    hints: list[str] = field(default_factory=list)
+    hint_ids: list[str] = field(default_factory=list)
+    index: int = -1  # the node's position in its graph (-1: no node)
     graph: str = "seq"
     message: str = ""
     origin_node: str = ""
@@ -103,7 +104,7 @@ class Discrepancy:
     pattern: list[str] = field(default_factory=list)  # the seq node and rank 0's computation of its value
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verdict:
     """The answer: ``verified`` (a proof), ``discrepancy``, ``unproven`` (no rule explains some
     steps, the numbers agree: :mod:`analyzer.verdict.triage`) or ``inconsistent`` (the numeric
@@ -189,141 +190,165 @@ def build_verdict(inp: CheckInput, deriv: Derivation, sources: FrameChoice | Non
     placed at the innermost frame of the user's code (:mod:`analyzer.verdict.sources`; ``sources``:
     the user's frame patterns, source root and path map)."""
     ix = _Index(deriv)
-    n = inp.world_size
-    node_op: dict[tuple[str, str], str] = {}
-    node_index: dict[tuple[str, str], int] = {}
-    node_name: dict[tuple[str, str], str] = {}
-    for g, node, op, domain, name in ix.columns("Node", "g", "node", "op", "domain", "name"):
-        node_op[(g, node)] = op if not domain else f"{domain}::{op}"
-        node_name[(g, node)] = name or node
-    for g, node, index in ix.columns("Node_Index", "g", "node", "index"):
-        node_index[(g, node)] = index
-    scope = {(g, node): sc for g, node, sc in ix.columns("Node_Scope", "g", "node", "scope")}
-    source = {
-        (g, node): (f, ln, c) for g, node, f, ln, c in ix.columns("Node_Source", "g", "node", "file", "line", "code")
-    }
-    producer: dict[tuple[str, str], str] = {}
-    inputs_of: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
-    for g, node, value in ix.columns("Node_Output", "g", "node", "value"):
-        producer[(g, value)] = node
-    for g, node, pos, value in ix.columns("Node_Input", "g", "node", "pos", "value"):
-        inputs_of[(g, node)].append((pos, value))
-    holds: dict[str, list[tuple]] = defaultdict(list)
-    for s, kind, axis, param in ix.columns("Holds", "s", "kind", "axis", "param"):
-        holds[s].append((kind, axis, param))
-
-    outputs = _outputs(ix, n)
+    graphs = _Describer(ix)
+    outputs = _outputs(ix, inp.world_size)
     unexplained = [o.name for o in outputs if o.relation is None]
     checks = [rel for rel in ix.decls if rel.startswith("Check_") and ix.t.get(rel)]
-    hint_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for row in ix.rows("Hint"):
-        hint_ids[("seq", row["n"])].append(row["hint"])
-    for row in ix.rows("RankHint"):
-        hint_ids[(row["g"], row["m"])].append(row["hint"])
-    details: dict[tuple[str, str], list[str]] = defaultdict(list)  # (node, hint) -> HintDetail texts
-    if "HintDetail" in ix.decls:
-        for n_, h_, text in ix.columns("HintDetail", "n", "hint", "detail"):
-            details[(n_, h_)].append(text)
-    hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
-    tried: dict[str, list[str]] = defaultdict(list)
-    for row in ix.rows("RuleTried"):
-        tried[row["n"]].append(row["file"])
     no_rule = sorted(  # not where a more specific hint superseded "no-rule" (e.g. grad-not-reduced)
         {
             f"{r['domain'] + '::' if r['domain'] else ''}{r['op']}"
             for r in ix.rows("NoRule")
-            if "no-rule" in hint_ids.get(("seq", r["n"]), ())
+            if "no-rule" in graphs.hint_ids.get(("seq", r["n"]), ())
         }
     )
+    discrepancies: list[Discrepancy] = []
+    if unexplained:
+        discrepancies = _frontier(ix, graphs, unexplained) or _rank_side(ix, inp, unexplained, graphs)
+    # a rank issuing other collectives than rank 0 breaks everything after that call: first
+    discrepancies[:0] = _collective_discrepancies(ix, checks, graphs)
+    if discrepancies:
+        locate_sources(inp, discrepancies, sources)
+    return Verdict(
+        verdict="verified" if not unexplained and not checks else "discrepancy",
+        outputs=outputs,
+        discrepancies=discrepancies,
+        no_rule_ops=no_rule,
+        assumed=assumed_relations(inp, [o.name for o in outputs]),
+    )
 
-    pieces_of: dict[tuple[str, str], list[str]] = {}  # rank-side value -> "Shard(2) of logits", when asked
 
-    def rank_relations(g: str, v: str) -> list[str]:
-        if not pieces_of:
-            for s_, r_, d_, kind_, axis_, param_ in ix.columns("Piece", "s", "r", "d", "kind", "axis", "param"):
-                pieces_of.setdefault((f"r{r_}", d_), []).append(f"{layout_text(kind_, axis_, param_)} of {s_}")
-            pieces_of.setdefault(("", ""), [])  # built
-        return sorted(pieces_of.get((g, v), []))
+class _Describer:
+    """The node tables of all graphs, and :meth:`describe`: one node as a :class:`Discrepancy`."""
 
-    def info(g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
-        file, line, code = source.get((g, node), ("", 0, ""))
+    def __init__(self, ix: _Index) -> None:
+        self.ix = ix
+        self.node_op: dict[tuple[str, str], str] = {}
+        self.node_name: dict[tuple[str, str], str] = {}
+        for g, node, op, domain, name in ix.columns("Node", "g", "node", "op", "domain", "name"):
+            self.node_op[(g, node)] = op if not domain else f"{domain}::{op}"
+            self.node_name[(g, node)] = name or node
+        self.node_index = {(g, node): index for g, node, index in ix.columns("Node_Index", "g", "node", "index")}
+        self.scope = {(g, node): sc for g, node, sc in ix.columns("Node_Scope", "g", "node", "scope")}
+        self.source = {
+            (g, node): (f, ln, c)
+            for g, node, f, ln, c in ix.columns("Node_Source", "g", "node", "file", "line", "code")
+        }
+        self.producer: dict[tuple[str, str], str] = {}
+        self.inputs_of: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+        for g, node, value in ix.columns("Node_Output", "g", "node", "value"):
+            self.producer[(g, value)] = node
+        for g, node, pos, value in ix.columns("Node_Input", "g", "node", "pos", "value"):
+            self.inputs_of[(g, node)].append((pos, value))
+        self.holds: dict[str, list[tuple]] = defaultdict(list)
+        for s, kind, axis, param in ix.columns("Holds", "s", "kind", "axis", "param"):
+            self.holds[s].append((kind, axis, param))
+        self.hint_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for row in ix.rows("Hint"):
+            self.hint_ids[("seq", row["n"])].append(row["hint"])
+        for row in ix.rows("RankHint"):
+            self.hint_ids[(row["g"], row["m"])].append(row["hint"])
+        self.details: dict[tuple[str, str], list[str]] = defaultdict(list)  # (node, hint) -> HintDetail texts
+        if "HintDetail" in ix.decls:
+            for n_, h_, text in ix.columns("HintDetail", "n", "hint", "detail"):
+                self.details[(n_, h_)].append(text)
+        self.tried: dict[str, list[str]] = defaultdict(list)
+        for row in ix.rows("RuleTried"):
+            self.tried[row["n"]].append(row["file"])
+        self._hints: dict[str, str] = {}  # the catalog, read when the first discrepancy with a hint is reported
+        self._pieces_of: dict[tuple[str, str], list[str]] = {}  # rank value -> "Shard(2) of logits", when asked
+
+    def rank_relations(self, g: str, v: str) -> list[str]:
+        """What rank value ``v`` of graph ``g`` is a piece of (``Shard(2) of logits``)."""
+        if not self._pieces_of:
+            for s_, r_, d_, kind_, axis_, param_ in self.ix.columns("Piece", "s", "r", "d", "kind", "axis", "param"):
+                self._pieces_of.setdefault((f"r{r_}", d_), []).append(f"{layout_text(kind_, axis_, param_)} of {s_}")
+            self._pieces_of.setdefault(("", ""), [])  # built
+        return sorted(self._pieces_of.get((g, v), []))
+
+    def _inputs(self, g: str, node: str) -> list[InputInfo]:
         ins = []
-        for _, v in sorted(inputs_of.get((g, node), [])):
+        for _, v in sorted(self.inputs_of.get((g, node), [])):
             if not v:
                 continue
-            prod = producer.get((g, v))
-            rels = sorted(holds.get(v, []), key=lambda t: _KIND_ORDER.get(t[0], 9)) if g == "seq" else []
+            prod = self.producer.get((g, v))
+            if g == "seq":
+                rels = [layout_text(*t) for t in sorted(self.holds.get(v, []), key=lambda t: _KIND_ORDER.get(t[0], 9))]
+            else:
+                rels = self.rank_relations(g, v)
             ins.append(
                 InputInfo(
-                    v,
-                    [layout_text(*t) for t in rels] if g == "seq" else rank_relations(g, v),
-                    prod and node_name[(g, prod)],
-                    prod and node_op[(g, prod)],
-                    scope.get((g, prod), "") if prod else "",
+                    name=v,
+                    relations=rels,
+                    producer=prod and self.node_name[(g, prod)],
+                    producer_op=prod and self.node_op[(g, prod)],
+                    producer_scope=self.scope.get((g, prod), "") if prod else "",
                 )
             )
+        return ins
+
+    def _hint_text(self, g: str, node: str, hint: str) -> str:
+        return _with_details(self._hints.get(hint, hint), self.details.get((node, hint)) if g == "seq" else None)
+
+    def describe(self, g: str, node: str, kind: str, outs: list[str], message: str = "") -> Discrepancy:
+        """Node ``node`` of graph ``g`` as a discrepancy of ``kind`` about the values ``outs``."""
+        file, line, code = self.source.get((g, node), ("", 0, ""))
         paired: dict[int, list[str]] = defaultdict(list)
-        for row in ix.rows("Pair"):
-            if row["n"] == node and g == "seq":
-                paired[row["r"]].append(node_name[(f"r{row['r']}", row["m"])])
-        ids = sorted(set(hint_ids.get((g, node), [])))
-        if ids and not hints:
-            hints.update(_hint_texts())
+        if g == "seq":
+            for row in self.ix.rows("Pair"):
+                if row["n"] == node:
+                    paired[row["r"]].append(self.node_name[(f"r{row['r']}", row["m"])])
+        ids = sorted(set(self.hint_ids.get((g, node), [])))
+        if ids and not self._hints:
+            self._hints.update(_hint_texts())
         d = Discrepancy(
-            kind,
-            node_name[(g, node)],
-            node_op[(g, node)],
-            scope.get((g, node), ""),
-            f"{file}:{line}" if file else "",
-            code,
-            outs,
-            ins,
-            dict(paired),
-            [_with_details(hints.get(h, h), details.get((node, h)) if g == "seq" else None) for h in ids],
-            ids,
-            node_index.get((g, node), -1),
-            g,
-            message,
+            kind=kind,
+            node=self.node_name[(g, node)],
+            op_type=self.node_op[(g, node)],
+            scope=self.scope.get((g, node), ""),
+            source=f"{file}:{line}" if file else "",
+            code=code or (read_source_line(file, line) if file else ""),
+            outputs=outs,
+            inputs=self._inputs(g, node),
+            rank_nodes=dict(paired),
+            hints=[self._hint_text(g, node, h) for h in ids],
+            hint_ids=ids,
+            index=self.node_index.get((g, node), -1),
+            graph=g,
+            message=message,
+            rules_tried=sorted(set(self.tried.get(node, []))) if g == "seq" else [],
         )
-        d.rules_tried = sorted(set(tried.get(node, []))) if g == "seq" else []
-        if not d.code and file:
-            d.code = read_source_line(file, line)
-        origin = _partial_origin(g, node, inputs_of, producer, holds) if g == "seq" else None
+        origin = _partial_origin(g, node, self.inputs_of, self.producer, self.holds) if g == "seq" else None
         if origin is not None:
-            ofile, oline, _ = source.get((g, origin), ("", 0, ""))
-            d.origin_node = node_name[(g, origin)]
-            d.origin_scope = scope.get((g, origin), "")
+            ofile, oline, _ = self.source.get((g, origin), ("", 0, ""))
+            d.origin_node = self.node_name[(g, origin)]
+            d.origin_scope = self.scope.get((g, origin), "")
             d.origin_source = f"{ofile}:{oline}" if ofile else ""
         return d
 
-    discrepancies: list[Discrepancy] = []
-    if unexplained:
-        # only through values without a relation: a mask or offset whose readers are all
-        # explained (e.g. a vocab-parallel lookup) is no frontier of a broken output
-        # a value that holds only as a multiple of itself (a scaled relation) is not related
-        related = {s for s, rels in holds.items() if any(layout_of(*rel).scale is None for rel in rels)}
-        upstream = _ancestors("seq", unexplained, producer, inputs_of, through=lambda v: v not in related)
-        frontier: dict[str, list[str]] = defaultdict(list)
-        for row in ix.rows("Frontier"):
-            if row["n"] in upstream:
-                frontier[row["n"]].append(row["s"])
-        for node in sorted(frontier, key=lambda x: node_index.get(("seq", x), 0)):
-            discrepancies.append(info("seq", node, "frontier", frontier[node]))
-        if not discrepancies:
-            discrepancies.extend(_rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index))
-    collective = _collective_discrepancies(ix, checks, info, node_name, scope)
-    # a rank issuing other collectives than rank 0 breaks everything after that call: first
-    discrepancies[:0] = collective
-    if discrepancies:
-        locate_sources(inp, discrepancies, sources)
-    verdict = "verified" if not unexplained and not checks else "discrepancy"
-    return Verdict(verdict, outputs, discrepancies, no_rule, assumed_relations(inp, [o.name for o in outputs]))
+
+def _frontier(ix: _Index, graphs: _Describer, unexplained: list[str]) -> list[Discrepancy]:
+    """The ``Frontier`` nodes upstream of the unexplained outputs, earliest first.
+
+    The walk back goes only through values without a relation: a mask or offset whose readers are
+    all explained (e.g. a vocab-parallel lookup) is no frontier of a broken output, and a value that
+    holds only as a multiple of itself (a scaled relation) is not related."""
+    holds = graphs.holds
+    related = {s for s, rels in holds.items() if any(layout_of(*rel).scale is None for rel in rels)}
+    upstream = _ancestors(
+        "seq", unexplained, graphs.producer, graphs.inputs_of, through=lambda v: v not in related
+    )
+    frontier: dict[str, list[str]] = defaultdict(list)
+    for row in ix.rows("Frontier"):
+        if row["n"] in upstream:
+            frontier[row["n"]].append(row["s"])
+    order = sorted(frontier, key=lambda x: graphs.node_index.get(("seq", x), 0))
+    return [graphs.describe("seq", node, "frontier", frontier[node]) for node in order]
 
 
 _PAIRING_CHECKS = ("Check_CollectiveMismatch", "Check_CollectiveShape")
 
 
-def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: dict, scope: dict) -> list[Discrepancy]:
+def _collective_discrepancies(ix: _Index, checks: list[str], graphs: _Describer) -> list[Discrepancy]:
     """Collectives that do not pair across ranks (``Check_*`` of rules/collectives/).
 
     NCCL pairs the k-th collective of every rank; for each rank r the first k whose call
@@ -348,9 +373,9 @@ def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: di
             return "no collective"
         d = first_in.get((g, m), "")
         ax = f", axis {axis[(g, m)]}" if (g, m) in axis else ""
-        where = scope.get((g, m), "") or "?"
+        where = graphs.scope.get((g, m), "") or "?"
         arg = f"{dtype.get((g, d), '?')}[{shape.get((g, d), '?')}]{ax}"
-        return f"{op_of[(g, m)]}({arg}) in {where} ({node_name[(g, m)]})"
+        return f"{op_of[(g, m)]}({arg}) in {where} ({graphs.node_name[(g, m)]})"
 
     bad: dict[int, set[int]] = defaultdict(set)
     for rel in _PAIRING_CHECKS:
@@ -366,19 +391,15 @@ def _collective_discrepancies(ix: _Index, checks: list[str], info, node_name: di
             + " (NCCL pairs the k-th call of every rank: they would hang or exchange the wrong tensors)"
         )
         if (g, k) in coll:
-            out.append(info(g, coll[(g, k)], "collective", [], message))
+            out.append(graphs.describe(g, coll[(g, k)], "collective", [], message))
         else:
-            out.append(Discrepancy("collective", "", "", "", "", "", [], [], {}, [], [], -1, g, message))
+            out.append(Discrepancy(kind="collective", graph=g, message=message))
     for rel in checks:
         if rel in _PAIRING_CHECKS:
             continue
         for row in ix.t[rel]:
-            out.append(
-                Discrepancy(
-                    "collective", rel, "", "", "", "", [], [], {}, [], [], -1, "",
-                    f"{rel}{tuple(row)}: collectives do not pair across ranks",
-                )
-            )
+            message = f"{rel}{tuple(row)}: collectives do not pair across ranks"
+            out.append(Discrepancy(kind="collective", node=rel, graph="", message=message))
     return out
 
 
@@ -398,9 +419,13 @@ def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
         s = row["value"]
         if found.get(s):
             best = min(found[s], key=lambda t: _KIND_ORDER.get(t[0], 9))
-            result.append(OutputVerdict(s, layout_text(*best), pieces[(s, *best)], layout_of(*best)))
+            result.append(
+                OutputVerdict(
+                    name=s, relation=layout_text(*best), rank_values=pieces[(s, *best)], layout=layout_of(*best)
+                )
+            )
         else:
-            result.append(OutputVerdict(s, None))
+            result.append(OutputVerdict(name=s, relation=None))
     return result
 
 
@@ -475,10 +500,10 @@ def _ancestors(g: str, values: list[str], producer: dict, inputs_of: dict, throu
     return seen_nodes
 
 
-def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_index) -> list[Discrepancy]:
+def _rank_side(ix: _Index, inp: CheckInput, unexplained: list[str], graphs: _Describer) -> list[Discrepancy]:
     """Every seq node is explained but an output is not rebuilt from rank outputs: the break
     is on the rank side (a collective or a rearrangement after it)."""
-    out = []
+    holds = graphs.holds
     rank_front: dict[str, list[str]] = defaultdict(list)
     for row in ix.rows("RankFrontier"):
         rank_front[row["g"]].append(row["m"])
@@ -492,43 +517,22 @@ def _rank_side(ix, inp, unexplained, holds, info, producer, inputs_of, node_inde
     for r in range(inp.world_size):
         g = f"r{r}"
         rank_outs = [o.name for o in inp.ranks[r].graph.output]
-        upstream = _ancestors(g, rank_outs, producer, inputs_of, through=lambda v, g=g: (g, v) not in pieces)
+        upstream = _ancestors(
+            g, rank_outs, graphs.producer, graphs.inputs_of, through=lambda v, g=g: (g, v) not in pieces
+        )
         cands = [m for m in rank_front.get(g, []) if m in upstream]
         if cands:
-            first = min(cands, key=lambda m: node_index.get((g, m), 0))
+            first = min(cands, key=lambda m: graphs.node_index.get((g, m), 0))
             rels = ", ".join(
                 f"{s}: {' | '.join(layout_text(*t) for t in holds.get(s, [])) or 'none'}" for s in unexplained
             )
-            out.append(
-                info(
-                    g,
-                    first,
-                    "output",
-                    [],
-                    f"seq output not rebuilt from rank {r}'s outputs ({rels}); "
-                    "the chain of pieces stops at this rank node",
-                )
+            message = (
+                f"seq output not rebuilt from rank {r}'s outputs ({rels}); the chain of pieces stops at this rank node"
             )
-            break
-    if not out:
-        for s in unexplained:
-            rels = " | ".join(layout_text(*t) for t in holds.get(s, [])) or "none"
-            out.append(
-                Discrepancy(
-                    "output",
-                    s,
-                    "",
-                    "",
-                    "",
-                    "",
-                    [s],
-                    [],
-                    {},
-                    [],
-                    [],
-                    -1,
-                    "seq",
-                    f"seq output {s} has relations [{rels}] but no rank graph output carries them",
-                )
-            )
+            return [graphs.describe(g, first, "output", [], message)]
+    out = []
+    for s in unexplained:
+        rels = " | ".join(layout_text(*t) for t in holds.get(s, [])) or "none"
+        message = f"seq output {s} has relations [{rels}] but no rank graph output carries them"
+        out.append(Discrepancy(kind="output", node=s, outputs=[s], message=message))
     return out
