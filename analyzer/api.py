@@ -155,10 +155,7 @@ def check(
             t1 = time.perf_counter()
             verdict = build_verdict(inp, deriv, sources)
             t_triage = 0.0
-            # stored weights whose values refute their relation are a bug the values prove: the
-            # rules' diagnosis (which weight, which rank) stands, no triage on numbers
-            refuted_weights = bool(inp.value_mismatches or inp.misplaced)
-            if triage and verdict.verdict != "verified" and not refuted_weights:
+            if triage and verdict.verdict != "verified":
                 from analyzer.verdict.triage import triage as triage_on_numbers
 
                 def rederive(more: CheckInput):

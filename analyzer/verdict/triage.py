@@ -26,9 +26,11 @@ which one it is:
    ``verified``: numbers on one draw of inputs are evidence, not a proof.
 
 The witness is not run when the graphs are too large (:data:`MAX_ELEMENTS` elements in the
-sequential graph's values), when their collectives do not pair (a ``Check_*`` discrepancy) or
-one runs over a sub-group (``group_size`` or ``mesh_axis`` other than this check's ranks), or
-when a graph cannot be simulated; the rules' verdict stands, and ``Verdict.triage`` says why.
+sequential graph's values), when stored weights' values already refute their relation (the
+values prove the bug; the rules name the weight and the rank), when their collectives do not pair
+(a ``Check_*`` discrepancy) or one runs over a sub-group (``group_size`` or ``mesh_axis`` other
+than this check's ranks), or when a graph cannot be simulated; the rules' verdict stands, and
+``Verdict.triage`` says why.
 """
 
 from __future__ import annotations
@@ -81,6 +83,11 @@ def triage(
         ``discrepancy``, ``unproven`` or the rules' own.
     """
     if verdict.verdict == "verified":
+        return deriv, verdict
+    if inp.value_mismatches or inp.misplaced:
+        # the values prove the bug, and the rules' diagnosis (which weight, which rank) stands:
+        # a re-derivation on assumed relations could move the first discrepancy off the weight
+        verdict.triage = "numbers not checked: stored weights' values refute their relation"
         return deriv, verdict
     if any(d.kind == "collective" for d in verdict.discrepancies):
         verdict.triage = "numbers not checked: the ranks' collectives do not pair"
