@@ -3,7 +3,8 @@ table): pickles in ``$SHARDLOG_CACHE``, else the platform's user cache folder
 (``platformdirs.user_cache_dir("shardlog")``: ``~/.cache/shardlog`` on Linux,
 ``~/Library/Caches/shardlog`` on macOS, ``%LOCALAPPDATA%\\shardlog\\Cache`` on Windows), named by
 a digest of what they were built from. Any problem reading or writing one falls back to
-building it again; a user's input files are never cached.
+building it again; a user's input files are never cached (of a spec, only the digest of one that
+passed the spec schema: :mod:`analyzer.inputs.spec_schema`).
 
 The folder is kept under :data:`MAX_BYTES` (``$SHARDLOG_CACHE_MAX_MB`` overrides it): after a
 new entry is stored, the least recently used entries go until the rest fit. ``shardlog cache

@@ -268,3 +268,25 @@ def test_a_constant_input_without_a_fixed_shape_is_a_one_line_error(write_models
 
     with pytest.raises(InputError, match="constant '_tensor_constant0' is a graph input without a fixed shape"):
         load_inputs(paths["seq"], [paths["rank0"]], spec)
+
+
+def test_a_spec_that_passed_the_schema_is_not_validated_again_and_a_bad_one_always_is(tmp_path, monkeypatch):
+    """The schema check is remembered by the digest of a spec that passed (importing jsonschema
+    costs half a second); a spec that failed is checked, and refused, every time."""
+    from analyzer.inputs import spec_schema
+
+    monkeypatch.setenv("SHARDLOG_CACHE", str(tmp_path / "cache"))
+    calls = []
+    real = spec_schema._validate
+    monkeypatch.setattr(spec_schema, "_validate", lambda path, doc: calls.append(path) or real(path, doc))
+    good = {"relations": {"w": {"shard": 0}}}
+    spec_schema.validate_spec("good.yaml", good)
+    spec_schema.validate_spec("good.yaml", good)
+    assert calls == ["good.yaml"]
+    spec_schema.validate_spec("other.yaml", {"relations": {"w": {"shard": 1}}})  # other data: validated
+    assert calls == ["good.yaml", "other.yaml"]
+    bad = {"relations": {"w": {"replicate": False}}}
+    for _ in range(2):
+        with pytest.raises(InputError, match=r"relations\.w\.replicate"):
+            spec_schema.validate_spec("bad.yaml", bad)
+    assert calls == ["good.yaml", "other.yaml", "bad.yaml", "bad.yaml"]
