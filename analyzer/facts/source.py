@@ -148,6 +148,7 @@ def pick_frame(frames: list[Frame], choice: FrameChoice | None = None) -> tuple[
     return None, (mapped[-1] if mapped else None)
 
 
+@functools.lru_cache(maxsize=8192)  # a graph's frames name a few files many times
 def _matches(file: str, patterns: tuple[str, ...]) -> bool:
     return bool(patterns) and _pattern(patterns).match(file.replace("\\", "/")) is not None
 
@@ -216,8 +217,7 @@ def parse_source(node: onnx.NodeProto) -> SourceInfo:
     file, line, code = "", 0, ""
     for key in ("pkg.torch.onnx.stack_trace", "source", "stack_trace"):
         if meta.get(key):
-            site, _ = pick_frame(stack_frames(meta[key]))
-            file, line, code = site or ("", 0, "")
+            file, line, code = _default_site(meta[key]) if len(meta[key]) <= _MAX_CACHED_TRACE else _site(meta[key])
             break
     scope = ""
     if meta.get("pkg.torch.onnx.name_scopes"):
@@ -226,6 +226,19 @@ def parse_source(node: onnx.NodeProto) -> SourceInfo:
         scope = _scope_from_legacy_name(node.name)
     line = line if 0 < line <= _MAX_LINE else 0  # the engines' integers are 32-bit
     return SourceInfo(file=_text(file), line=line, code=_text(code), scope=_text(scope))
+
+
+_MAX_CACHED_TRACE = 1 << 16  # longer traces are parsed each time (the cache stays small)
+
+
+def _site(trace: str) -> Frame:
+    """The site of ``trace`` under the default :class:`FrameChoice` (``("", 0, "")``: none)."""
+    site, _ = pick_frame(stack_frames(trace))
+    return site or ("", 0, "")
+
+
+# every rank graph repeats the sequential graph's traces, and a check re-reads them
+_default_site = functools.lru_cache(maxsize=4096)(_site)
 
 
 def _text(s: str) -> str:
