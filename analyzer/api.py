@@ -142,7 +142,8 @@ def check(
                 raise InputError(f"{spec.path}: a mesh spec cannot be combined with --pp")
             with _no_cyclic_gc():
                 return check_mesh(seq, ranks, spec, engine=engine, rules=rules, numeric=numeric, seed=seed,
-                                  coverage=coverage, memoize=memoize, one_rank=one_rank, sources=sources)
+                                  coverage=coverage, memoize=memoize, one_rank=one_rank, sources=sources,
+                                  triage=triage)
     t0 = time.perf_counter()
     proofs = WireProofs()  # the string and shape checks of the files, beside the rest of the check
     with _no_cyclic_gc():

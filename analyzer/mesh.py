@@ -112,11 +112,28 @@ def _check_rank_order(inp: CheckInput, first: int) -> None:
 
 
 def _run(
-    inp: CheckInput, engine: str, rules, coverage: bool, memoize: bool, one_rank: bool, sources=None
+    inp: CheckInput,
+    engine: str,
+    rules,
+    coverage: bool,
+    memoize: bool,
+    one_rank: bool,
+    sources=None,
+    triage: bool = True,
+    seed: int = 0,
 ) -> CheckResult:
+    """One axis's check; when the rules do not verify it, its frontiers are decided on numbers
+    (:mod:`analyzer.verdict.triage`), as a one-axis check's are."""
     t0 = time.perf_counter()
     deriv = derive(inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank)
     verdict = build_verdict(inp, deriv, sources)
+    if triage and verdict.verdict != "verified":
+        from analyzer.verdict.triage import triage as triage_on_numbers
+
+        def rederive(more: CheckInput):
+            return derive(more, engine=engine, extra_rules=rules, coverage=coverage, memoize=False, one_rank=one_rank)
+
+        deriv, verdict = triage_on_numbers(inp, deriv, verdict, rederive, seed=seed)
     return CheckResult(inp, deriv, verdict, engine, time.perf_counter() - t0)
 
 
@@ -133,8 +150,10 @@ def check_mesh(
     memoize: bool = True,
     one_rank: bool = True,
     sources=None,
+    triage: bool = True,
 ) -> CheckResult:
-    """Check a two-axis mesh (module docstring): one check per tp group, one along dp.
+    """Check a two-axis mesh (module docstring): one check per tp group, one along dp; each
+    check the rules do not verify is triaged on numbers (``triage``, as in :func:`analyzer.check`).
 
     Returns:
         The :class:`~analyzer.model.CheckResult` of the first check with a discrepancy (else of
@@ -173,11 +192,12 @@ def check_mesh(
             short = f"{inner} group {first.ranks[0] // t}"
             info.checks.append(MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), first.result, short))
             continue
-        sub = _run(inp, engine, rules, coverage, memoize, one_rank, sources)
+        sub = _run(inp, engine, rules, coverage, memoize, one_rank, sources, triage, seed)
         solved[key] = MeshCheck(inner, label, list(range(i * t, (i + 1) * t)), sub)
         info.checks.append(solved[key])
     label = f"{outer}: {d} copies of {Path(replica).name} against {Path(str(seq)).name}"
-    dp_sub = _run(_load(str(seq), [replica] * d, spec, outer), engine, rules, coverage, memoize, one_rank, sources)
+    dp_inp = _load(str(seq), [replica] * d, spec, outer)
+    dp_sub = _run(dp_inp, engine, rules, coverage, memoize, one_rank, sources, triage, seed)
     info.checks.append(MeshCheck(outer, label, list(range(d)), dp_sub))
 
     verdict = _compose(info, outer, inner, t)
@@ -217,35 +237,50 @@ def _compose(info: MeshInfo, outer: str, inner: str, t: int) -> Verdict:
         rank_values = [v for o in per_group for v in o.rank_values]
         text = f"{outer}: {out.relation}, {inner}: {per_group[0].relation}"
         outputs.append(OutputVerdict(name=out.name, relation=text, rank_values=rank_values))
-    discrepancies = []
+    discrepancies: list[Discrepancy] = []
+    unproven: list[Discrepancy] = []
+    triaged: list[str] = []
     seen: set[int] = set()
     for c in info.checks:
         sub = c.result.verdict_
         if id(sub) in seen and c.reused:
             continue  # a byte-identical group: its discrepancies are those of the group it reuses
         seen.add(id(sub))
-        for disc in sub.discrepancies:
-            disc = replace(disc, rank_nodes=dict(disc.rank_nodes))
-            if c.axis == inner:
-                disc.rank_nodes = {c.ranks[r]: v for r, v in disc.rank_nodes.items() if r < len(c.ranks)}
-                if disc.graph.startswith("r") and disc.graph[1:].isdigit():
-                    disc.graph = f"r{c.ranks[int(disc.graph[1:])]}"
-            where = f"mesh check {c.label}"
-            disc.message = f"{where}: {disc.message}" if disc.message else where
-            discrepancies.append(disc)
+        discrepancies.extend(_global(disc, c, inner) for disc in sub.discrepancies)
+        unproven.extend(_global(disc, c, inner) for disc in sub.unproven)
+        if sub.triage:
+            triaged.append(f"{c.label}: {sub.triage}")
     discrepancies.extend(differ)
-    ok = all(o.relation is not None for o in outputs) and all(
-        c.result.verdict == "verified" for c in info.checks
-    )
+    explained = all(o.relation is not None for o in outputs)
+    if explained and all(c.result.verdict == "verified" for c in info.checks):
+        verdict = "verified"
+    elif not discrepancies and any(c.result.verdict == "unproven" for c in info.checks):
+        verdict = "unproven"  # an axis rests on steps only numbers support: never verified
+    else:
+        verdict = "discrepancy"
     no_rule = sorted({op for c in info.checks for op in c.result.verdict_.no_rule_ops})
     assumed = list({(r.seq_value, r.layout): r for c in info.checks for r in c.result.verdict_.assumed}.values())
     return Verdict(
-        verdict="verified" if ok else "discrepancy",
+        verdict=verdict,
         outputs=outputs,
         discrepancies=discrepancies,
         no_rule_ops=no_rule,
         assumed=assumed,
+        unproven=unproven,
+        triage="; ".join(triaged),
     )
+
+
+def _global(disc: Discrepancy, c: MeshCheck, inner: str) -> Discrepancy:
+    """A discrepancy of one axis's check with the mesh's global rank numbers and its check named."""
+    disc = replace(disc, rank_nodes=dict(disc.rank_nodes))
+    if c.axis == inner:
+        disc.rank_nodes = {c.ranks[r]: v for r, v in disc.rank_nodes.items() if r < len(c.ranks)}
+        if disc.graph.startswith("r") and disc.graph[1:].isdigit():
+            disc.graph = f"r{c.ranks[int(disc.graph[1:])]}"
+    where = f"mesh check {c.label}"
+    disc.message = f"{where}: {disc.message}" if disc.message else where
+    return disc
 
 
 def _other_axis_collectives(model: onnx.ModelProto, inner: str) -> dict[str, list[str]]:

@@ -613,3 +613,38 @@ def test_tp_dp_training_step_with_one_gradient_not_reduced_over_dp_is_flagged():
     assert result.numeric["updated.model.layers.1.mlp.up_proj.weight"] < 1e-4
     assert rel["updated.lm_head.weight"] == "dp: Replicate, tp: Shard(0)"
     assert result.numeric["updated.lm_head.weight"] < 1e-4
+
+
+def _axis_check(axis: str, label: str, ranks: list[int], verdict):
+    from types import SimpleNamespace
+
+    from analyzer.mesh import MeshCheck
+
+    return MeshCheck(axis, label, ranks, SimpleNamespace(verdict_=verdict, verdict=verdict.verdict))
+
+
+def test_a_mesh_whose_axis_check_is_unproven_is_unproven_never_verified():
+    """An axis check that only numbers support (its triage assumed a step no rule explains)
+    makes the mesh ``unproven`` even though every output then has a relation; the unproven step
+    is reported with the mesh's global rank numbers."""
+    from analyzer.mesh import MeshInfo, _compose
+    from analyzer.verdict.build import Discrepancy, OutputVerdict, Verdict
+
+    out = [OutputVerdict(name="logits", relation="Replicate")]
+    step = Discrepancy(kind="unproven", node="mul_3", graph="r1", rank_nodes={1: ["mul_3"]})
+    tp_unproven = Verdict(verdict="unproven", outputs=out, discrepancies=[], no_rule_ops=[], unproven=[step],
+                          triage="frontier checked on numbers (1 step(s) no rule explains)")
+    verified = Verdict(verdict="verified", outputs=out, discrepancies=[], no_rule_ops=[])
+    info = MeshInfo({"dp": 2, "tp": 2}, "replica.onnx")
+    info.checks = [
+        _axis_check("tp", "tp group 0", [0, 1], verified),
+        _axis_check("tp", "tp group 1", [2, 3], tp_unproven),
+        _axis_check("dp", "dp", [0, 1], verified),
+    ]
+    v = _compose(info, "dp", "tp", 2)
+    assert v.verdict == "unproven"
+    assert v.outputs[0].relation == "dp: Replicate, tp: Replicate"
+    assert [(u.node, u.graph, u.rank_nodes) for u in v.unproven] == [("mul_3", "r3", {3: ["mul_3"]})]
+    assert v.triage.startswith("tp group 1: frontier checked on numbers")
+    info.checks[1] = _axis_check("tp", "tp group 1", [2, 3], verified)
+    assert _compose(info, "dp", "tp", 2).verdict == "verified"
