@@ -1,0 +1,69 @@
+"""Sound pieces (issue 16 item 5): a Partial(sum) relation holds only when every rank's piece
+comes from one decomposition of the value. The rules prove each decomposition of ``y = x @ W``
+alone (each rank a contraction chunk: row-parallel; each rank the replicated product divided
+by N: DTensor's replicate -> partial) but not a program whose ranks mix them: rank 0 all-reduces
+``y / 2`` and rank 1 its chunk ``x[:, 4:] @ W[4:]``, whose sum is not ``y`` (the numbers show it).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import check_text_graphs
+
+HEADER = '<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>\n'
+SEQ = HEADER + """
+seq (float[4, 8] x, float[8, 6] W) => (float[4, 6] y) {
+    y = MatMul(x, W)
+}
+"""
+_CHUNK = """
+    lo = Constant<value = int64[1] {{{lo}}}>()
+    hi = Constant<value = int64[1] {{{hi}}}>()
+    a1 = Constant<value = int64[1] {{1}}>()
+    a0 = Constant<value = int64[1] {{0}}>()
+    xs = Slice(x, lo, hi, a1)
+    ws = Slice(W, lo, hi, a0)
+    p = MatMul(xs, ws)
+"""
+_HALF = """
+    full = MatMul(x, W)
+    two = Constant<value = float {2.0}>()
+    p = Div(full, two)
+"""
+
+
+def _rank(r: int, body: str) -> str:
+    return HEADER + f"rank{r} (float[4, 8] x, float[8, 6] W) => (float[4, 6] y) {{\n{body}\n" + (
+        '    y = com.microsoft.AllReduce(p)\n}\n'
+    )
+
+
+def _chunk(r: int) -> str:
+    return _CHUNK.format(lo=4 * r, hi=4 * r + 4)
+
+
+def test_each_decomposition_alone_verifies(write_models):
+    for bodies in ([_chunk(0), _chunk(1)], [_HALF, _HALF]):
+        result, checked, _, _ = check_text_graphs(write_models, SEQ, [_rank(r, b) for r, b in enumerate(bodies)])
+        assert result.verdict == "verified", result.verdict_.discrepancies
+        assert result.numeric["y"] < 1e-4
+
+
+# rank 1 also computing the full product (so that y is Replicate on every rank, which the halving
+# rule needs) still gives no Partial: a seq node pairs with one node per rank
+_FULL_AND_CHUNK = "    unused = MatMul(x, W)\n" + _chunk(1)
+
+
+@pytest.mark.parametrize(
+    "bodies",
+    [[_HALF, _chunk(1)], [_chunk(0), _HALF], [_HALF, _FULL_AND_CHUNK]],
+    ids=["half-then-chunk", "chunk-then-half", "half-then-full-and-chunk"],
+)
+@pytest.mark.parametrize("triage", [False, True], ids=["rules", "rules+triage"])
+def test_pieces_of_two_decompositions_do_not_make_a_partial(write_models, bodies, triage):
+    result, _, _, _ = check_text_graphs(
+        write_models, SEQ, [_rank(r, b) for r, b in enumerate(bodies)], triage=triage
+    )
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.outputs[0].relation is None
+    assert result.numeric["y"] > 0.1  # the ranks' sum is not y
