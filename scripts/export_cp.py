@@ -77,8 +77,7 @@ def register_cp_attention(mesh, positions_input: bool = False) -> None:
     import torch
     from torch.distributed._functional_collectives import all_gather_tensor
     from transformers import AttentionInterface, AttentionMaskInterface
-    from transformers.masking_utils import create_causal_mask
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, create_causal_mask
     from transformers.models.llama.modeling_llama import eager_attention_forward
 
     def cp_allgather_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
@@ -206,7 +205,8 @@ def produce(args, command):
         extra = {"attention_mask": padding.numpy(), "position_ids": positions.numpy()} if as_input else {}
         seq_logits = sess.run(None, {"input_ids": ids.numpy(), **extra})[0]
         seq_err = float(np.max(np.abs(seq_logits - ref_logits.numpy())))
-        feeds = [{"input_ids": c.numpy(), **({"attention_mask": m.numpy(), "position_ids": p.numpy()} if as_input else {})}
+        feeds = [{"input_ids": c.numpy(), **({"attention_mask": m.numpy(), "position_ids": p.numpy()}
+                                             if as_input else {})}
                  for c, m, p in zip(chunks, pad_chunks, pos_chunks)]
         outs = hf.simulate_ranks(ranks, feeds)
         max_err = float(np.max(np.abs(np.concatenate(outs, axis=1) - seq_logits)))
@@ -278,8 +278,8 @@ def main(argv=None):
         if a.bug and not a.bug_module:
             a.bug_module = DEFAULT_BUG_MODULE[a.bug]
         if a.out is None:
-            a.out = str(hf.REPO / "examples" / (f"{a.model}_cp{a.world_size}" + ("_positions" if a.positions == "input" else "")
-                                                + (f"_bug_{a.bug}" if a.bug else "")))
+            suffix = ("_positions" if a.positions == "input" else "") + (f"_bug_{a.bug}" if a.bug else "")
+            a.out = str(hf.REPO / "examples" / f"{a.model}_cp{a.world_size}{suffix}")
         print(f"== {Path(a.out).name}: world_size={a.world_size} bug={a.bug}", flush=True)
         cmd = "python scripts/export_cp.py " + (f"--case {name}" if name else " ".join(argv or sys.argv[1:]))
         produce(a, cmd)

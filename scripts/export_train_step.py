@@ -34,6 +34,17 @@ synchronization of its own; each update keeps its parameter's layout (the expert
 leave as local tensors). HF's default ``AutoEP`` would pick ``AllToAllEP`` in training (split
 sizes read back from the data: not exportable with static shapes), so ``all_reduce`` is named.
 
+The Hugging Face Trainer's form (``form`` ``trainer``, ``llama_dp2_trainer*``), data parallelism
+with ``average_tokens_across_devices`` (transformers ``trainer.py``: ``_get_num_items_in_batch``,
+``compute_loss``, ``training_step``): the step takes only ``input_ids`` and ``labels``; each rank
+counts its target tokens (``labels[..., 1:].ne(-100).sum()``), gathers the counts with
+accelerate's ``gather`` (``all_gather_into_tensor`` of the 0-d count unsqueezed, then ``.sum()``),
+divides by ``tp * cp * sp = 1``, passes the count as ``num_items_in_batch``, multiplies the loss
+by the number of processes (``loss *= num_processes // tp_size``), and DDP's default
+communication hook averages the gradients (``allreduce_hook``: ``grad / world_size``, then
+all-reduce). The logged loss is ``nested_gather(loss).mean()``. On one process: no gather,
+``loss *= 1``, no DDP.
+
 Micro-batch gradient accumulation (``accum`` M, data parallelism): each rank processes its rows
 in M micro-batches of ``B / (N * M)`` rows inside the step (a forward and ``torch.autograd.grad``
 per micro-batch, gradients summed), then all-reduces the sums and updates once. Every
@@ -76,6 +87,10 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   is N times too large. It is a one-line change of the Trainer's form (loss times N, gradients
   averaged), not of this script's correct step (global normalizer, gradients summed), which has
   no factor N to cancel.
+- ``missing-loss-scale`` (Trainer form): ``loss *= num_processes`` dropped while DDP still
+  averages: every gradient is 1/N of the sequential one.
+- ``count-not-reduced`` (Trainer form): the ``accelerator.gather(num_items_in_batch).sum()`` line
+  dropped: each rank normalizes by its own token count, still times N and averaged.
 - ``state-offset`` (tensor parallel, AdamW, ``state`` ``full``): resuming from a consolidated
   optimizer checkpoint, every rank holds each optimizer state in full (``Replicate``, what
   ``torch.load`` of a full optimizer state dict gives every rank) and must keep the piece its
@@ -569,12 +584,15 @@ def produce(args):
         eager = eager_model(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
     err = float(np.max(np.abs(np.asarray(seq_loss) - eager.numpy())))
     print(f"  sequential step's loss (onnxruntime) vs eager torch: {err:.3g}")
-    parallel = args.parallel if args.form == "tp" else f"{args.parallel}+{args.form}"
+    parallel = args.parallel if args.form in ("tp", "trainer") else f"{args.parallel}+{args.form}"
     hf.write_yaml(out / "case.yaml", {
         "model": {"hf_class": meta["model"], "config": _family(args).config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
         "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR,
                           **({"micro_batches": args.accum} if args.accum > 1 else {}),
+                          **({"loss": "Hugging Face Trainer, average_tokens_across_devices: token count gathered "
+                                      "and summed, loss *= world size, DDP's average (grad / N, all-reduce)"}
+                             if args.form == "trainer" else {}),
                           **({"optimizer_state": "full, narrowed in the step"} if args.state == "full" else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",

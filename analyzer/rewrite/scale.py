@@ -134,8 +134,9 @@ def _homogeneous(n: onnx.NodeProto, reached: set[int], zero_inputs: set[int], ta
     ):
         return False  # mul / max / min reductions are not linear
     for o, d, pos, other in beside:
-        if (o, d) == (op, dom) and pos in reached and reached <= {pos, other} and (other in reached or other in zero_inputs):
-            return True
+        if (o, d) == (op, dom) and pos in reached and reached <= {pos, other}:
+            if other in reached or other in zero_inputs:
+                return True
     return False
 
 
