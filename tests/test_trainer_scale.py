@@ -127,6 +127,11 @@ def test_a_factor_divided_back_out_is_cancelled_and_the_values_stay():
         ("a non-linear op on the way (Relu)", {"tail": "r = Relu(gw)\n  d = Div(r, k)\n  out = Neg(d)"}),
         ("a reached value leaves the graph", {"tail": "out = Identity(gw)\n  d = Div(gw, k)"}),
         ("no factor (the seed is 1: the loss was not scaled)", {"c": "1.0"}),
+        ("a Cast to an integer type rounds", {"tail": "ci = Cast<to=7>(gw)\n  cf = Cast<to=1>(ci)\n"
+                                                     "  d = Div(cf, k)\n  out = Neg(d)"}),
+        ("a Pad with a non-zero fill", {"tail": "pv = Constant<value = float {1.0}>()\n"
+                                                "  pads = Constant<value = int64[4] {0, 0, 0, 0}>()\n"
+                                                "  pd = Pad(gw, pads, pv)\n  d = Div(pd, k)\n  out = Neg(d)"}),
     ],
 )
 def test_no_rewrite_unless_every_path_is_linear_and_divided(why, kwargs):

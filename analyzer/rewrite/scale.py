@@ -125,6 +125,12 @@ def _homogeneous(n: onnx.NodeProto, reached: set[int], zero_inputs: set[int], ta
     lin_in, joint, beside = tables
     op, dom = n.op_type, n.domain if n.domain != "ai.onnx" else ""
     present = {i for i, v in enumerate(n.input) if v}
+    # attribute and operand conditions the tables leave implicit: a Cast to a non-float type
+    # rounds (not homogeneous); a Pad's fill value must be zero (or absent)
+    if op == "Cast" and any(a.name == "to" and a.i not in _FLOAT_TYPES for a in n.attribute):
+        return False
+    if op == "Pad" and len(n.input) > 2 and n.input[2] and 2 not in zero_inputs:
+        return False
     if (op, dom) in joint and reached == present:
         return True
     if len(reached) == 1 and (op, dom, next(iter(reached))) in lin_in:
