@@ -53,15 +53,23 @@ _FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProt
 @functools.cache
 def linearity_tables() -> tuple[frozenset, frozenset, frozenset]:
     """``(LinearIn, LinearJoint, LinearBeside)`` facts of ``rules/ops/Linear.dl``: sets of
-    ``(op, domain, pos)``, ``(op, domain)`` and ``(op, domain, pos, other)``.
+    ``(op, domain, pos)``, ``(op, domain)`` and ``(op, domain, pos, other)``; kept in the
+    on-disk cache (:mod:`analyzer.cache`) under a digest of the files read.
 
     Raises:
         analyzer.datalog.errors.DatalogError: the bundled file does not parse.
     """
-    from analyzer.datalog.parser import load_program
+    from analyzer.cache import cached, digest
     from analyzer.solve.rulebook import rules_dir, schema_files
 
-    program = load_program([*schema_files(), rules_dir() / "ops" / "Linear.dl"], check=False)
+    files = [*schema_files(), rules_dir() / "ops" / "Linear.dl"]
+    return cached("linearity", digest(f.read_bytes() for f in files), lambda: _read_tables(files))
+
+
+def _read_tables(files) -> tuple[frozenset, frozenset, frozenset]:
+    from analyzer.datalog.parser import load_program
+
+    program = load_program(files, check=False)
     rows: dict[str, set] = defaultdict(set)
     for fact in program.facts:
         rows[fact.relation].add(tuple(fact.values))
