@@ -162,3 +162,18 @@ g (float[4] x, int64[2, 1] i) => (float[4] out) <float c = {2.0}, float z = {0.0
     for red, expected in (("none", 1), ("add", 1), ("mul", 0)):
         model = onnx.parser.parse_model(HEADER + text.replace("RED", red))
         assert cancel_divided_factors(model) == expected, red
+
+
+def test_work_is_bounded_and_a_spent_bound_rewrites_nothing(monkeypatch):
+    """The values followed over all edges are bounded by the graph's size (hostile input: many
+    scaled edges into one long region); when the bound is spent the remaining edges keep their
+    factor, which is the unrewritten, still sound, graph."""
+    import analyzer.rewrite.scale as scale
+
+    monkeypatch.setattr(scale, "_MIN_WORK", 3)
+    monkeypatch.setattr(scale, "_WORK_PER_NODE", 0)
+    model = _model()
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    assert cancel_divided_factors(copy) == 0
+    assert copy.graph == model.graph

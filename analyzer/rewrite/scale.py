@@ -46,7 +46,8 @@ from onnx import helper, numpy_helper
 
 __all__ = ["cancel_divided_factors", "linearity_tables"]
 
-_MAX_REACHED = 200_000  # values followed from one edge before giving up (bounded work)
+_WORK_PER_NODE = 64  # values followed over all edges, per node of the graph (bounded work)
+_MIN_WORK = 200_000
 _FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
 
 
@@ -154,9 +155,10 @@ def _homogeneous(n: onnx.NodeProto, reached: set[int], zero_inputs: set[int], ta
     return False
 
 
-def _try_edge(g, node_idx: int, pos: int, c: int, consumers, consts, zero, outputs, tables) -> dict[int, str] | None:
+def _try_edge(g, node_idx: int, pos: int, c: int, consumers, consts, zero, outputs, tables, budget: list[int]):
     """The sinks ({node index: the reached value it divides}) when the edge (node ``node_idx``,
-    input ``pos``) can be unscaled by ``c``, else None."""
+    input ``pos``) can be unscaled by ``c``, else None. Each value followed takes one unit of
+    ``budget[0]``; none left: None."""
     nodes = g.node
     reached_vals: set[str] = set()
     reached_in: dict[int, set[int]] = defaultdict(set)
@@ -172,7 +174,8 @@ def _try_edge(g, node_idx: int, pos: int, c: int, consumers, consts, zero, outpu
             if o in outputs:
                 return None
             reached_vals.add(o)
-            if len(reached_vals) > _MAX_REACHED:
+            budget[0] -= 1
+            if budget[0] < 0:
                 return None
             for k, i in consumers.get(o, ()):
                 if _divides_by(nodes[k], o, c, consts):
@@ -219,11 +222,14 @@ def cancel_divided_factors(model: onnx.ModelProto, add_initializer=None) -> int:
     zero = _zeros(g, consts)
     done = 0
     names = {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
+    budget = [max(_MIN_WORK, _WORK_PER_NODE * len(g.node))]
     for j, i, v, c in candidates:
+        if budget[0] < 0:
+            break  # the work bound is spent: the remaining edges keep their factor (no rewrite is sound)
         n = g.node[j]
         if not _homogeneous(n, {i}, set(), tables):
             continue  # fails at the first node: the common case, cheap
-        sinks = _try_edge(g, j, i, c, consumers, consts, zero, outputs, tables)
+        sinks = _try_edge(g, j, i, c, consumers, consts, zero, outputs, tables, budget)
         if sinks is None:
             continue
         arr = consts[v]
@@ -234,15 +240,16 @@ def cancel_divided_factors(model: onnx.ModelProto, add_initializer=None) -> int:
         tensor = numpy_helper.from_array((arr / arr.dtype.type(c)).astype(arr.dtype), name)
         (add_initializer or g.initializer.append)(tensor)
         n.input[i] = name
+        consumers[v].remove((j, i))
+        consumers[name].append((j, i))
         for k, x in sinks.items():
             s = g.node[k]
+            for ii, vv in enumerate(s.input):
+                if vv:
+                    consumers[vv].remove((k, ii))
+            consumers[x].append((k, 0))
             identity = helper.make_node("Identity", [x], list(s.output), name=s.name)
             identity.metadata_props.extend(s.metadata_props)  # the source line stays
             s.CopyFrom(identity)
         done += 1
-        consumers.clear()  # the graph changed: recount before the next edge
-        for jj, nn in enumerate(g.node):
-            for ii, vv in enumerate(nn.input):
-                if vv:
-                    consumers[vv].append((jj, ii))
     return done
