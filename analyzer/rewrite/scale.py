@@ -29,6 +29,9 @@ exactly in real arithmetic (the float results agree to rounding; for ``c`` a pow
 bit for bit). It runs on a copy of each graph, before facts are extracted
 (:func:`analyzer.rewrite.canonical.canonicalize`).
 
+The values followed over all edges are bounded by 64 per node of the graph (at least 200,000):
+once spent, the remaining edges are left as they are.
+
 A factor that nothing divides back (a gradient summed without the 1/N, the bug
 ``missing-average``) or a path through an op not in the tables (a collective, a non-linear op)
 keeps the graph as it is: the rules then see the scaled values.
