@@ -184,6 +184,8 @@ PRESETS = {
     "llama_dp2_trainer": {"optimizer": "sgd", "form": "trainer"},
     "llama_dp2_trainer_bug_missing_loss_scale": {"optimizer": "sgd", "form": "trainer", "bug": "missing-loss-scale"},
     "llama_dp2_trainer_bug_count_not_reduced": {"optimizer": "sgd", "form": "trainer", "bug": "count-not-reduced"},
+    # the same Trainer form on Qwen2 (q/k/v biases)
+    "qwen2_dp2_trainer": {"optimizer": "sgd", "form": "trainer", "model": "qwen2"},
     "llama_tp2_adamw_full_state": {"optimizer": "adamw", "parallel": "tensor", "state": "full"},
     "llama_tp2_adamw_full_state_bug_state_offset": {
         "optimizer": "adamw", "parallel": "tensor", "state": "full", "bug": "state-offset",

@@ -33,6 +33,7 @@ CORRECT = [
     "llama_tp2_adamw_full_state",
     # the Hugging Face Trainer's form: count gathered, loss times N, DDP's average (grad / N, sum)
     "llama_dp2_trainer",
+    "qwen2_dp2_trainer",
 ]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
