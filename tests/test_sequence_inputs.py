@@ -43,3 +43,23 @@ def test_positions_not_offset_by_the_rank_start_are_flagged_at_the_rotary_table(
     assert "rotary-offset" in first.hint_ids
     assert "position_ids" in [i.name for i in first.inputs]
     assert result.numeric["logits"] > 1e-2
+
+
+def test_sequence_sharded_positions_given_in_the_spec(tmp_path):
+    """The same relation written in a spec is taken as given (and checked against the rank
+    shapes): a spec that calls the positions replicated is refused, one line, before any rule."""
+    import pytest
+
+    from analyzer.errors import InputError
+
+    folder = EXAMPLES / "llama_cp2_positions"
+    ranks = [folder / "rank0.onnx", folder / "rank1.onnx"]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("relations:\n  position_ids: {shard: 1}\n  attention_mask: Shard(1)\n")
+    result = check(folder / "seq.onnx", ranks, relations=spec)
+    given = {r.seq_value: (str(r.layout), r.established) for r in result.inputs.relations}
+    assert given["position_ids"] == given["attention_mask"] == ("Shard(1)", "spec")
+    assert result.verdict == "verified"
+    spec.write_text("relations:\n  position_ids: replicate\n")
+    with pytest.raises(InputError, match="position_ids"):
+        check(folder / "seq.onnx", ranks, relations=spec)
