@@ -49,20 +49,35 @@ BUGS = {
     "instead of arange(r*S/N, (r+1)*S/N)): HF defaults to arange(S/N) on every rank, so {m} computes the "
     "rotary cos/sin of positions 0..S/N-1 for rank r's chunk of the sequence",
 }
-DEFAULT_BUG_MODULE = {"rotary_offset": "model.rotary_emb"}
+BUGS["rebased_positions"] = (
+    "the rank re-bases its position_ids input to start at 0 (position_ids - position_ids[:, :1], as for "
+    "a packed document's own positions) before passing it to the model: {m} computes the rotary cos/sin of "
+    "positions 0..S/N-1 for rank r's chunk instead of its global positions r*S/N.."
+)
+DEFAULT_BUG_MODULE = {"rotary_offset": "model.rotary_emb", "rebased_positions": "model.rotary_emb"}
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2)
 PRESETS = {
     "llama_cp2": dict(model="llama", world_size=2, **_SMALL),
     "llama_cp2_bug_rotary_offset": dict(model="llama", world_size=2, bug="rotary_offset", **_SMALL),
+    # position_ids a graph input, split on the sequence axis like input_ids
+    "llama_cp2_positions": dict(model="llama", world_size=2, positions="input", **_SMALL),
+    "llama_cp2_positions_bug_rebased_positions": dict(
+        model="llama", world_size=2, positions="input", bug="rebased_positions", **_SMALL
+    ),
 }
 
 
-def register_cp_attention(mesh) -> None:
-    """Register the all-gather context-parallel attention (module docstring) for ``mesh``."""
+#: the rank's own chunk of the 2-D padding mask, for its attention function (set by the traced forward)
+_RANK_INPUTS: dict = {}
+
+
+def register_cp_attention(mesh, positions_input: bool = False) -> None:
+    """Register the all-gather context-parallel attention (module docstring) for ``mesh``;
+    ``positions_input``: the mask is built from the all-gathered ``position_ids`` input."""
     import torch
     from torch.distributed._functional_collectives import all_gather_tensor
     from transformers import AttentionInterface, AttentionMaskInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, create_causal_mask
     from transformers.models.llama.modeling_llama import eager_attention_forward
 
     def cp_allgather_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
@@ -70,6 +85,16 @@ def register_cp_attention(mesh) -> None:
         chunk = query.shape[2]  # [B, heads, S/N, head_dim]: this rank's queries
         key = all_gather_tensor(key.contiguous(), 2, mesh)  # [B, kv_heads, S, head_dim]
         value = all_gather_tensor(value.contiguous(), 2, mesh)
+        if positions_input:
+            # the positions and the padding mask are inputs (any values): the mask of the whole
+            # sequence as the sequential model builds it (HF's create_causal_mask of every
+            # position and padding flag, all-gathered), then this rank's query rows
+            positions = all_gather_tensor(kwargs["position_ids"].contiguous(), 1, mesh)  # [B, S]
+            padding = all_gather_tensor(_RANK_INPUTS["attention_mask"].contiguous(), 1, mesh)  # [B, S]
+            full = create_causal_mask(config=module.config, inputs_embeds=key.transpose(1, 2), attention_mask=padding,
+                                      cache=None, position_ids=positions)
+            mask = full[:, :, r * chunk : (r + 1) * chunk, :]
+            return eager_attention_forward(module, query, key, value, mask, scaling=scaling, dropout=dropout)
         rows = torch.arange(r * chunk, (r + 1) * chunk)  # this rank's query positions
         cols = torch.arange(n * chunk)
         causal = torch.where(cols[None, :] <= rows[:, None], 0.0, torch.finfo(query.dtype).min)
@@ -80,10 +105,27 @@ def register_cp_attention(mesh) -> None:
     AttentionMaskInterface.register(ATTN, ALL_MASK_ATTENTION_FUNCTIONS["eager"])  # built, then unused
 
 
-def trace_rank(model, ids_local, rank, world_size, bug):
-    """make_fx rank ``rank``'s forward on its chunk of the tokens."""
+def trace_rank(model, ids_local, rank, world_size, bug, positions_local=None):
+    """make_fx rank ``rank``'s forward on its chunk of the tokens; ``positions_local``, when
+    given, is ``(input_ids, attention_mask, position_ids)``, the rank's chunks of three graph
+    inputs (``ids_local`` is then unused)."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
+
+    if positions_local is not None:
+        def forward_positions(input_ids, attention_mask, position_ids):
+            _RANK_INPUTS["attention_mask"] = attention_mask
+            if bug == "rebased_positions":
+                position_ids = position_ids - position_ids[:, :1]  # BUG (one line): positions re-based to 0
+            return model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                         use_cache=False).logits
+
+        forward_positions._orig_mod = model
+        with torch.no_grad(), hf.hf_tracing_patches(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gm = make_fx(forward_positions, record_module_stack=True, record_stack_traces=True)(*positions_local)
+        gm.eval()
+        return gm
 
     def forward(input_ids):
         chunk = input_ids.shape[1]
@@ -120,25 +162,37 @@ def produce(args, command):
     if dist.is_initialized():
         dist.destroy_process_group()
     model = hf.fresh_model(args, cfg, sd)
-    gm = hf.trace(model, ids)
-    seq = hf.export_onnx(gm, ids, hf.constant_names(gm, model), rank=-1, world_size=1,
-                         meta={**meta, "doc": f"{hf_class} sequential (shardlog example {out.name})"})
+    as_input = args.positions == "input"
+    positions = torch.arange(ids.shape[1]).unsqueeze(0).expand(ids.shape[0], -1).contiguous()
+    padding = torch.ones_like(ids)
+    names_in = ("input_ids", "attention_mask", "position_ids") if as_input else ("input_ids",)
+    if as_input:
+        gm = trace_rank(model, ids, 0, 1, None, (ids, padding, positions))  # the sequential model, all positions
+    else:
+        gm = hf.trace(model, ids)
+    seq = hf.export_onnx(gm, (ids, padding, positions) if as_input else ids, hf.constant_names(gm, model), rank=-1,
+                         world_size=1, meta={**meta, "doc": f"{hf_class} sequential (shardlog example {out.name})"},
+                         input_names=names_in)
     onnx.save(seq, out / "seq.onnx")
 
     chunks = torch.chunk(ids, n, dim=1)
+    pos_chunks = torch.chunk(positions, n, dim=1)
+    pad_chunks = torch.chunk(padding, n, dim=1)
     ranks = []
     for r in range(n):
         dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=n)
         try:
             hf.reset_dtensor_caches()
             mesh = DeviceMesh("cpu", list(range(n)))
-            register_cp_attention(mesh)
+            register_cp_attention(mesh, as_input)
             model = hf.fresh_model(args, cfg, sd)
             model.config._attn_implementation = ATTN
-            gm = trace_rank(model, chunks[r], r, n, args.bug)
+            local = (chunks[r], pad_chunks[r], pos_chunks[r])
+            gm = trace_rank(model, chunks[r], r, n, args.bug, local if as_input else None)
             doc = f"{hf_class} context-parallel rank {r}/{n} (shardlog example {out.name})"
-            proto = hf.export_onnx(gm, chunks[r], hf.constant_names(gm, model), rank=r, world_size=n,
-                                   meta={**meta, "doc": doc})
+            proto = hf.export_onnx(gm, local if as_input else chunks[r],
+                                   hf.constant_names(gm, model), rank=r, world_size=n,
+                                   meta={**meta, "doc": doc}, input_names=names_in)
         finally:
             dist.destroy_process_group()
         onnx.save(proto, out / f"rank{r}.onnx")
@@ -148,9 +202,13 @@ def produce(args, command):
     seq_err = max_err = None
     if args.verify:
         sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
-        seq_logits = sess.run(None, {"input_ids": ids.numpy()})[0]
+        extra = {"attention_mask": padding.numpy(), "position_ids": positions.numpy()} if as_input else {}
+        seq_logits = sess.run(None, {"input_ids": ids.numpy(), **extra})[0]
         seq_err = float(np.max(np.abs(seq_logits - ref_logits.numpy())))
-        outs = hf.simulate_ranks(ranks, [{"input_ids": c.numpy()} for c in chunks])
+        feeds = [{"input_ids": c.numpy(), **({"attention_mask": m.numpy(), "position_ids": p.numpy()}
+                                             if as_input else {})}
+                 for c, m, p in zip(chunks, pad_chunks, pos_chunks)]
+        outs = hf.simulate_ranks(ranks, feeds)
         max_err = float(np.max(np.abs(np.concatenate(outs, axis=1) - seq_logits)))
         print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated, concatenated on axis 1) vs seq: {max_err:.3g}")
 
@@ -171,7 +229,7 @@ def produce(args, command):
         "seq_vs_torch_max_abs_error": seq_err,
         "context_parallel": {
             "input_ids": "Shard(1): rank r gets tokens [r*S/N, (r+1)*S/N)",
-            "position_ids": "None (HF default arange(S/N))  # BUG" if args.bug else "arange(r*S/N, (r+1)*S/N)",
+            "position_ids": _positions_note(args),
             "attention": "keys and values all-gathered on the sequence axis; causal mask rows r*S/N.. (r+1)*S/N",
             "logits": "Shard(1)",
         },
@@ -185,6 +243,15 @@ def produce(args, command):
     return data
 
 
+def _positions_note(args) -> str:
+    if args.positions == "input":
+        note = ("graph input, Shard(1): rank r gets positions [r*S/N, (r+1)*S/N) (the sequential input arange(S)); "
+                "attention_mask a graph input, Shard(1); the rank all-gathers both and builds the sequential "
+                "model's mask (create_causal_mask), then keeps its query rows")
+        return note + ("; the rank re-bases them to 0  # BUG" if args.bug else "")
+    return "None (HF default arange(S/N))  # BUG" if args.bug else "arange(r*S/N, (r+1)*S/N)"
+
+
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sel = p.add_mutually_exclusive_group()
@@ -195,6 +262,8 @@ def parse(argv):
     p.add_argument("--bug", choices=sorted(BUGS), default=None)
     p.add_argument("--bug-module", default=None)
     p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--positions", choices=["computed", "input"], default="computed",
+                   help="position_ids computed in the rank's program (default) or a graph input split like input_ids")
     hf.add_model_args(p)
     return p.parse_args(argv)
 
@@ -209,7 +278,8 @@ def main(argv=None):
         if a.bug and not a.bug_module:
             a.bug_module = DEFAULT_BUG_MODULE[a.bug]
         if a.out is None:
-            a.out = str(hf.REPO / "examples" / f"{a.model}_cp{a.world_size}" + (f"_bug_{a.bug}" if a.bug else ""))
+            suffix = ("_positions" if a.positions == "input" else "") + (f"_bug_{a.bug}" if a.bug else "")
+            a.out = str(hf.REPO / "examples" / f"{a.model}_cp{a.world_size}{suffix}")
         print(f"== {Path(a.out).name}: world_size={a.world_size} bug={a.bug}", flush=True)
         cmd = "python scripts/export_cp.py " + (f"--case {name}" if name else " ".join(argv or sys.argv[1:]))
         produce(a, cmd)

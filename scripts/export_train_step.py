@@ -34,6 +34,17 @@ synchronization of its own; each update keeps its parameter's layout (the expert
 leave as local tensors). HF's default ``AutoEP`` would pick ``AllToAllEP`` in training (split
 sizes read back from the data: not exportable with static shapes), so ``all_reduce`` is named.
 
+The Hugging Face Trainer's form (``form`` ``trainer``, ``llama_dp2_trainer*``), data parallelism
+with ``average_tokens_across_devices`` (transformers ``trainer.py``: ``_get_num_items_in_batch``,
+``compute_loss``, ``training_step``): the step takes only ``input_ids`` and ``labels``; each rank
+counts its target tokens (``labels[..., 1:].ne(-100).sum()``), gathers the counts with
+accelerate's ``gather`` (``all_gather_into_tensor`` of the 0-d count unsqueezed, then ``.sum()``),
+divides by ``tp * cp * sp = 1``, passes the count as ``num_items_in_batch``, multiplies the loss
+by the number of processes (``loss *= num_processes // tp_size``), and DDP's default
+communication hook averages the gradients (``allreduce_hook``: ``grad / world_size``, then
+all-reduce). The logged loss is ``nested_gather(loss).mean()``. On one process: no gather,
+``loss *= 1``, no DDP.
+
 Micro-batch gradient accumulation (``accum`` M, data parallelism): each rank processes its rows
 in M micro-batches of ``B / (N * M)`` rows inside the step (a forward and ``torch.autograd.grad``
 per micro-batch, gradients summed), then all-reduces the sums and updates once. Every
@@ -76,6 +87,10 @@ Bug variants (``--bug``), each a one-line change of the correct step:
   is N times too large. It is a one-line change of the Trainer's form (loss times N, gradients
   averaged), not of this script's correct step (global normalizer, gradients summed), which has
   no factor N to cancel.
+- ``missing-loss-scale`` (Trainer form): ``loss *= num_processes`` dropped while DDP still
+  averages: every gradient is 1/N of the sequential one.
+- ``count-not-reduced`` (Trainer form): the ``accelerator.gather(num_items_in_batch).sum()`` line
+  dropped: each rank normalizes by its own token count, still times N and averaged.
 - ``state-offset`` (tensor parallel, AdamW, ``state`` ``full``): resuming from a consolidated
   optimizer checkpoint, every rank holds each optimizer state in full (``Replicate``, what
   ``torch.load`` of a full optimizer state dict gives every rank) and must keep the piece its
@@ -126,6 +141,11 @@ BUGS = {
     "Partial gradients of the replicated norm weights (sequence parallelism) are never all-reduced",
     "missing-inv-world": "loss multiplied by the world size (the Hugging Face Trainer's compensation for DDP's "
     "average) but the gradients all-reduced with a plain sum: the 1/N of the average is missing",
+    "missing-loss-scale": "the Trainer's loss *= num_processes dropped while DDP still averages the gradients "
+    "(allreduce_hook: grad / world_size, all-reduce): every gradient 1/N of the sequential one",
+    "count-not-reduced": "num_items_in_batch is the rank's own count of target tokens (the "
+    "accelerator.gather(num_items_in_batch).sum() of average_tokens_across_devices dropped), the loss still "
+    "multiplied by num_processes and the gradients averaged",
     "state-offset": "each optimizer state narrowed from the full (replicated) checkpoint tensor at offset 0 "
     "instead of rank * size: every rank keeps rank 0's moments while its parameter is its own shard",
 }
@@ -161,6 +181,11 @@ PRESETS = {
         "optimizer": "sgd", "parallel": "expert", "model": "mixtral", "bug": "router-grad-not-reduced",
     },
     "llama_dp2_sgd_bug_missing_inv_world": {"optimizer": "sgd", "bug": "missing-inv-world"},
+    "llama_dp2_trainer": {"optimizer": "sgd", "form": "trainer"},
+    "llama_dp2_trainer_bug_missing_loss_scale": {"optimizer": "sgd", "form": "trainer", "bug": "missing-loss-scale"},
+    "llama_dp2_trainer_bug_count_not_reduced": {"optimizer": "sgd", "form": "trainer", "bug": "count-not-reduced"},
+    # the same Trainer form on Qwen2 (q/k/v biases)
+    "qwen2_dp2_trainer": {"optimizer": "sgd", "form": "trainer", "model": "qwen2"},
     "llama_tp2_adamw_full_state": {"optimizer": "adamw", "parallel": "tensor", "state": "full"},
     "llama_tp2_adamw_full_state_bug_state_offset": {
         "optimizer": "adamw", "parallel": "tensor", "state": "full", "bug": "state-offset",
@@ -196,6 +221,36 @@ def step_fn(model, args, world_size: int):
         return funcol.all_reduce(x, "sum", torch.distributed.group.WORLD) if dist else x
 
     micro = args.accum if dist else 1
+
+    def gather_sum(x, mean=False):
+        """accelerate's ``Accelerator.gather`` of a 0-d tensor (``_gpu_gather_one``: ``x[None]``,
+        ``all_gather_into_tensor``), then ``.sum()`` (or ``.mean()``, the Trainer's logged loss);
+        one process: ``x`` itself."""
+        if not dist:
+            return x
+        g = funcol.all_gather_tensor(x[None], 0, torch.distributed.group.WORLD)
+        return g.mean() if mean else g.sum()
+
+    def trainer_step(input_ids, labels):
+        # Trainer._get_num_items_in_batch (transformers 5.x trainer.py), average_tokens_across_devices
+        num_items = labels[..., 1:].ne(-100).sum()
+        if dist and args.bug != "count-not-reduced":  # BUG (count-not-reduced): this line is dropped
+            num_items = gather_sum(num_items)  # accelerator.gather(num_items_in_batch).sum()
+        num_items = num_items / 1  # / (tp_size * cp_size * sp_size)
+        # Trainer.compute_loss: the model's loss normalized by num_items_in_batch, then
+        # loss *= num_processes // tp_size (n_gpu <= 1)
+        loss = model(input_ids=input_ids, labels=labels, num_items_in_batch=num_items, use_cache=False).loss
+        if args.bug != "missing-loss-scale":  # BUG (missing-loss-scale): this line is dropped
+            loss *= world_size
+        grads = list(torch.autograd.grad(loss, params))  # accelerator.backward(loss)
+        if dist:  # DDP's default comm hook (allreduce_hook): bucket.buffer().div_(world_size), all_reduce
+            grads = [all_reduce(g / world_size) for g in grads]
+        # the logged loss: training_step returns loss.detach(), logging takes nested_gather(tr_loss).mean()
+        logged = gather_sum(loss.detach(), mean=True)
+        return [logged] + [p.detach() - LR * g for p, g in zip(params, grads)]
+
+    if args.form == "trainer":
+        return trainer_step, names
 
     def step(input_ids, labels, num_items, *state):
         if args.accum > 1:  # on one device (the sequential step) one micro-batch: the whole batch
@@ -466,7 +521,7 @@ def produce(args):
             for name, p in model.named_parameters():
                 state_names.append(f"state.{kind}.{name}")
                 state.append(torch.rand(p.shape, generator=g) * (0.01 if kind == "exp_avg" else 1e-4))
-    input_names = ["input_ids", "labels", "num_items_in_batch", *state_names]
+    input_names = ["input_ids", "labels", *([] if args.form == "trainer" else ["num_items_in_batch"]), *state_names]
     param_names = [name for name, _ in model.named_parameters()]
     output_names = ["loss", *[f"updated.{p}" for p in param_names], *[f"updated.{s}" for s in state_names]]
     case = getattr(args, "case", None) or out.name
@@ -498,7 +553,7 @@ def produce(args):
             ep_desc.update(expert_parallelize(model, cfg, args, world))
             params = [p for _, p in model.named_parameters()] * 2  # exp_avg, exp_avg_sq: the experts' Shard(0)
             local_state = [_local_chunk(s, p) for s, p in zip(state, params)]
-        inputs = [ids[rows], labels[rows], num_items, *local_state]
+        inputs = [ids[rows], labels[rows], *([] if args.form == "trainer" else [num_items]), *local_state]
         # HF's combine and its backward call the in-place dist.all_reduce: traced as the functional one
         with moe.functional_all_reduce() if expert else contextlib.nullcontext():
             gm, _ = trace_step(model, args, world, inputs)
@@ -531,12 +586,15 @@ def produce(args):
         eager = eager_model(input_ids=ids, labels=labels, num_items_in_batch=num_items).loss
     err = float(np.max(np.abs(np.asarray(seq_loss) - eager.numpy())))
     print(f"  sequential step's loss (onnxruntime) vs eager torch: {err:.3g}")
-    parallel = args.parallel if args.form == "tp" else f"{args.parallel}+{args.form}"
+    parallel = args.parallel if args.form in ("tp", "trainer") else f"{args.parallel}+{args.form}"
     hf.write_yaml(out / "case.yaml", {
         "model": {"hf_class": meta["model"], "config": _family(args).config_summary(cfg, args),
                   "batch": BATCH, "seq_len": hf.SEQ_LEN},
         "training_step": {"parallel": parallel, "optimizer": args.optimizer, "clip": bool(args.clip), "lr": LR,
                           **({"micro_batches": args.accum} if args.accum > 1 else {}),
+                          **({"loss": "Hugging Face Trainer, average_tokens_across_devices: token count gathered "
+                                      "and summed, loss *= world size, DDP's average (grad / N, all-reduce)"}
+                             if args.form == "trainer" else {}),
                           **({"optimizer_state": "full, narrowed in the step"} if args.state == "full" else {})},
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",

@@ -77,6 +77,10 @@ FIX_HINT = {
     "norm_not_averaged": "scaled-not-divided",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
+    "missing_loss_scale": "missing-loss-scale",
+    "count_not_reduced": "local-normalizer",
+    # sequence-sharded inputs (scripts/export_cp.py --positions input)
+    "rebased_positions": "rotary-offset",
     "state_offset": "optimizer-state-layout",
     # XLA HLO from JAX (scripts/export_jax_hlo.py)
     "missing_psum": "missing-allreduce",

@@ -31,6 +31,9 @@ CORRECT = [
     "mixtral_ep2_adamw",
     # resumed from a full optimizer checkpoint: the state Replicate, narrowed to the parameter's piece
     "llama_tp2_adamw_full_state",
+    # the Hugging Face Trainer's form: count gathered, loss times N, DDP's average (grad / N, sum)
+    "llama_dp2_trainer",
+    "qwen2_dp2_trainer",
 ]
 BUGS = {
     "llama_dp2_sgd_bug_missing_grad_allreduce": ("grad-not-reduced", "updated.model.layers.1.mlp.down_proj.weight"),
@@ -46,6 +49,10 @@ BUGS = {
     ),
     # the loss times N (the Hugging Face Trainer's compensation for DDP's average), gradients summed
     "llama_dp2_sgd_bug_missing_inv_world": ("missing-average", "updated.model.embed_tokens.weight"),
+    # the Trainer's loss *= num_processes dropped, DDP still averages: every gradient 1/N
+    "llama_dp2_trainer_bug_missing_loss_scale": ("missing-loss-scale", "updated.model.embed_tokens.weight"),
+    # the Trainer's gather of the token count dropped: each rank divides by its own count
+    "llama_dp2_trainer_bug_count_not_reduced": ("local-normalizer", "loss"),
     # the full optimizer state narrowed at offset 0 on every rank: rank 1 continues from rank 0's moments
     "llama_tp2_adamw_full_state_bug_state_offset": (
         "optimizer-state-layout", "updated.model.layers.0.self_attn.q_proj.weight"
@@ -231,3 +238,39 @@ def test_expert_parallel_step_derivations_hold_on_numbers(case):
     checked, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
     assert checked > 300, checked  # the buggy step: nothing upstream of layer 1's router is related
     assert refuted == [], refuted[:5]
+
+
+def test_trainer_form_verifies_through_its_factor_cancelled():
+    """The Trainer's step multiplies the loss by N (the backward's seed is N on the ranks, 1 in the
+    sequential step) and DDP divides every gradient by N before the all-reduce: the rewrite
+    (analyzer/rewrite/scale.py) cancels the factor on the seed's edge of each rank, and nowhere
+    else (the logged loss, N times the rank's share, is gathered and averaged: rules). Without a
+    matching division (the bug variants, the gradients summed) nothing is rewritten."""
+    import onnx
+
+    from analyzer.rewrite.scale import cancel_divided_factors
+
+    def rewrites(case, f):
+        return cancel_divided_factors(onnx.load(EXAMPLES / case / f))
+
+    assert [rewrites("llama_dp2_trainer", f) for f in ("seq.onnx", "rank0.onnx", "rank1.onnx")] == [0, 1, 1]
+    for case in ("llama_dp2_trainer_bug_missing_loss_scale", "llama_dp2_sgd_bug_missing_inv_world"):
+        assert rewrites(case, "rank0.onnx") == 0, case
+    _, result = _check("llama_dp2_trainer")
+    given = {r.seq_value: (str(r.layout), r.established) for r in result.inputs.relations}
+    assert "num_items_in_batch" not in given  # no count input: the step counts and gathers
+    assert given["input_ids"] == given["labels"] == ("Shard(0)", "shapes")
+
+
+def test_missing_loss_scale_is_flagged_at_every_gradient_update():
+    """Without the factor N, DDP's average leaves each gradient a half: every parameter's update
+    reads a partial sum that the ranks average instead of sum, each with the hint; the logged
+    loss, the ranks' shares averaged, is half the loss."""
+    _, result = _check("llama_dp2_trainer_bug_missing_loss_scale")
+    flagged = [d for d in result.verdict_.discrepancies if "missing-loss-scale" in d.hint_ids]
+    updated = [o for o in result.verdict_.outputs if o.name.startswith("updated.")]
+    assert len(flagged) == len(updated) == 21
+    assert all(o.relation is None and result.numeric[o.name] > 1e-4 for o in updated)
+    # the logged loss (each rank's share gathered and averaged) is halved too: it has no relation
+    outputs = {o.name: o.relation for o in result.verdict_.outputs}
+    assert outputs["loss"] is None and result.numeric["loss"] > 1e-2

@@ -8,6 +8,9 @@ touched.
 Rewrites:
 - *fused ops expanded*: the op types the driver chose are replaced by their ONNX function
   bodies, first (:mod:`analyzer.rewrite.functions`).
+- *a factor divided back out*: a constant ``c`` whose every use along one edge is linear and
+  ends in a division by ``c`` is divided there instead (:mod:`analyzer.rewrite.scale`: the
+  Hugging Face Trainer's ``loss *= num_processes`` cancelled by DDP's average).
 - *no-op removal*: ``Identity``, and ``Reshape``/``Expand``/``Cast``/``Slice`` (step 1) whose
   output has the input's static shape and dtype, are dropped and their readers read the input (kept when
   the output is a graph output). Traced graphs are full of them (``aten.clone``,
@@ -56,6 +59,7 @@ from onnx import helper, numpy_helper
 
 from analyzer.facts.extract import with_graph
 from analyzer.rewrite.functions import expand_calls
+from analyzer.rewrite.scale import cancel_divided_factors
 
 __all__ = ["canonical_forms", "canonicalize"]
 
@@ -414,6 +418,7 @@ def canonicalize(model: onnx.ModelProto, expand: frozenset[tuple[str, str]] = fr
     types = _Types(out)
     if expand:
         expand_calls(out, set(expand), types)
+    cancel_divided_factors(out, types.add_initializer)  # sinks become Identity: dropped next
     _drop_noops(out, types)
     if _fold_reshape_chains(out):
         _drop_noops(out, types)
