@@ -16,11 +16,13 @@ Python's recursion limit, input too large for memory) and what is a bug.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import traceback
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -230,7 +232,7 @@ def main() -> None:
 )
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict (no progress display).")
 @_user_errors
 def check(
     seq,
@@ -279,8 +281,7 @@ def check(
     # with --json -, standard output is the JSON report and the text report goes to stderr
     console = Console(highlight=False, soft_wrap=True, stderr=json_path == STDOUT)
     err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-    status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
-    with status:
+    with _stage_progress(err_console, quiet or STDOUT in reports.values()):
         result = run_check(
             seq,
             list(ranks),
@@ -375,10 +376,19 @@ def _frame_choice(root, path_maps, includes, excludes):
     return FrameChoice(tuple(includes), tuple(excludes), str(root) if root else None, tuple(pairs))
 
 
-def _null():
-    import contextlib
+@contextlib.contextmanager
+def _stage_progress(err_console: Console, off: bool) -> Iterator[None]:
+    """Progress per stage (import, facts, solve, witness) on standard error for a run longer
+    than a second (:class:`analyzer.progress.StageProgress`): only when standard error is a
+    terminal, not with ``--quiet``, not when a report goes to standard output (the text
+    report then goes to standard error)."""
+    if off or not err_console.is_terminal:
+        yield
+        return
+    from analyzer.progress import StageProgress, listening
 
-    return contextlib.nullcontext()
+    with StageProgress(err_console) as shown, listening(shown):
+        yield
 
 
 @main.command()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from analyzer import progress
 from analyzer.errors import InputError
 from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, load_ranks, select_outputs
 from analyzer.importers.pipeline import PipelineInfo, chain_stages, split_stages
@@ -80,6 +81,7 @@ def load_inputs(
             degree that differs between ``pipeline`` and the spec), or a rank file is missing,
             extra, given twice or out of order (``diagnose_files``).
     """
+    progress.stage("import")
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
     if world_size is not None:
