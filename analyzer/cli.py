@@ -530,10 +530,23 @@ def _parse_positions(text: str | None) -> list[int] | None:
     "--hf",
     "config",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="A Hugging Face config.json (or YAML with model_type and its fields): the model to build.",
+    help="The model to build: a Hugging Face config.json (or YAML with model_type and its fields), a model "
+    "folder holding config.json, or a Hub model name whose config is in the local Hugging Face cache.",
 )
-@click.option("--world-size", required=True, type=click.IntRange(min=2), help="Number of tensor-parallel ranks.")
+@click.option("--world-size", type=click.IntRange(min=2), help="Number of tensor-parallel ranks (or give --mesh).")
+@click.option(
+    "--mesh",
+    "mesh_text",
+    metavar="tp=T,dp=D",
+    help="A data-parallel x tensor-parallel mesh (rank r = dp index * T + tp index): writes seq_replica.onnx and "
+    "the spec mesh.yaml too; dp=N alone is data parallelism.",
+)
+@click.option(
+    "--train",
+    type=click.Choice(["sgd", "adamw"]),
+    help="Export one training step (loss, backward, gradient all-reduce, update) with this optimizer.",
+)
+@click.option("--clip", type=float, help="With --train: clip the gradients to this total norm.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the files.")
 @click.option(
     "--plan",
@@ -542,19 +555,25 @@ def _parse_positions(text: str | None) -> list[int] | None:
     help="YAML: module pattern -> style (ColwiseParallel(), rowwise, ...), ahead of the model's own tp_plan.",
 )
 @click.option("--seq-len", default=8, show_default=True, type=click.IntRange(min=1), help="Traced sequence length.")
-@click.option("--batch", default=1, show_default=True, type=click.IntRange(min=1), help="Traced batch size.")
+@click.option(
+    "--batch", type=click.IntRange(min=1), help="Traced batch size (default: the data-parallel size, else 1)."
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the random weights and tokens.")
 @_user_errors
-def export_command(config, world_size, out_dir, plan_path, seq_len, batch, seed) -> None:
-    """Export a Hugging Face model sequentially and tensor-parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
+def export_command(config, world_size, mesh_text, train, clip, out_dir, plan_path, seq_len, batch, seed) -> None:
+    """Export a Hugging Face model sequentially and in parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
 
     Needs the export extra (pip install 'shardlog[export]'). Then: shardlog check OUT/seq.onnx OUT/rank*.onnx
+    (with --mesh: --relations OUT/mesh.yaml).
     """
     from analyzer.export import export_hf
     from analyzer.export.plan import load_plan
 
+    if (world_size is None) == (mesh_text is None):
+        raise InputError("give --world-size N (tensor parallel) or --mesh tp=T,dp=D, one of them")
     plan = load_plan(plan_path) if plan_path else None
-    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed)
+    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed,
+                      mesh=mesh_text, train=train, clip=clip)  # fmt: skip
     click.echo(f"wrote {' '.join(str(f) for f in files)}")
 
 
