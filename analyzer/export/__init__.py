@@ -10,6 +10,11 @@ weights named by module path, module scopes and source frames kept, ``shardlog.r
 ``shardlog.world_size`` in the metadata). The sequential model goes through the same pipeline
 without a process group, so both sides decompose alike.
 
+Beyond the forward on tensor-parallel ranks, :func:`export_hf` exports a training step
+(``train="sgd"|"adamw"``: :mod:`analyzer.export.train`) and a data-parallel x tensor-parallel
+mesh (``mesh="tp=2,dp=2"``: :mod:`analyzer.export.mesh`, with ``seq_replica.onnx`` and the spec
+``mesh.yaml``).
+
 Needs the ``export`` extra: ``pip install 'shardlog[export]'`` (torch, transformers, onnxscript).
 
 Example::
