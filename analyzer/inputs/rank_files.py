@@ -330,6 +330,15 @@ def _literals_of(model: onnx.ModelProto) -> dict[tuple[str, int, int], tuple[tup
                     continue
             elif attr.name in ("value_int", "value_ints"):
                 consts[node.output[0]] = np.asarray(onnx.helper.get_attribute_value(attr), dtype=np.int64)
+    lits: dict[str, tuple[tuple, tuple]] = {}
+    for name, a in consts.items():  # each constant once, however many nodes read it
+        if a.dtype.kind not in "iuf" or a.size == 0:
+            continue
+        if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(np.abs(a) <= 2**53)):
+            continue
+        if a.dtype.kind == "f" and not np.all(a == np.round(a)):
+            continue
+        lits[name] = (tuple(a.shape), tuple(int(v) for v in a.reshape(-1)))
     out = {}
     seen: dict[str, int] = {}
     for node in model.graph.node:
@@ -338,13 +347,9 @@ def _literals_of(model: onnx.ModelProto) -> dict[tuple[str, int, int], tuple[tup
         stem = _COUNTER.sub("", node.name)
         nth = seen[stem] = seen.get(stem, -1) + 1
         for i, name in enumerate(node.input):
-            a = consts.get(name)
-            if a is None or a.dtype.kind not in "iuf" or a.size == 0:
-                continue
-            if a.dtype.kind == "f":
-                if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)) or np.any(np.abs(a) > 2**53):
-                    continue
-            out[(stem, nth, i)] = (tuple(a.shape), tuple(int(v) for v in a.reshape(-1)), node.name)
+            lit = lits.get(name)
+            if lit is not None:
+                out[(stem, nth, i)] = (*lit, node.name)
     return out
 
 
