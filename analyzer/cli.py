@@ -547,6 +547,12 @@ def _parse_positions(text: str | None) -> list[int] | None:
     help="Export one training step (loss, backward, gradient all-reduce, update) with this optimizer.",
 )
 @click.option("--clip", type=float, help="With --train: clip the gradients to this total norm.")
+@click.option(
+    "--pp",
+    type=click.IntRange(min=2, max=2),
+    help="Pipeline stages (2): OUT/stage0.onnx, OUT/stage1.onnx split by torch.distributed.pipelining.",
+)
+@click.option("--split-layer", type=click.IntRange(min=1), help="With --pp: the first decoder layer of stage 1.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the files.")
 @click.option(
     "--plan",
@@ -560,17 +566,30 @@ def _parse_positions(text: str | None) -> list[int] | None:
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the random weights and tokens.")
 @_user_errors
-def export_command(config, world_size, mesh_text, train, clip, out_dir, plan_path, seq_len, batch, seed) -> None:
+def export_command(
+    config, world_size, mesh_text, train, clip, pp, split_layer, out_dir, plan_path, seq_len, batch, seed
+) -> None:
     """Export a Hugging Face model sequentially and in parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
 
     Needs the export extra (pip install 'shardlog[export]'). Then: shardlog check OUT/seq.onnx OUT/rank*.onnx
-    (with --mesh: --relations OUT/mesh.yaml).
+    (with --mesh: --relations OUT/mesh.yaml; with --pp 2: OUT/stage0.onnx OUT/stage1.onnx --pp 2).
     """
     from analyzer.export import export_hf
     from analyzer.export.plan import load_plan
 
+    if pp is not None:
+        if world_size is not None or mesh_text is not None or train or plan_path:
+            raise InputError("--pp exports the stages of the sequential forward: not with --world-size, --mesh, "
+                             "--train or --plan")  # fmt: skip
+        from analyzer.export.stages import export_hf_stages
+
+        files = export_hf_stages(config, out_dir, split_layer=split_layer, seq_len=seq_len, batch=batch or 1, seed=seed)
+        click.echo(f"wrote {' '.join(str(f) for f in files)}")
+        return
+    if split_layer is not None:
+        raise InputError("--split-layer needs --pp 2")
     if (world_size is None) == (mesh_text is None):
-        raise InputError("give --world-size N (tensor parallel) or --mesh tp=T,dp=D, one of them")
+        raise InputError("give --world-size N (tensor parallel), --mesh tp=T,dp=D or --pp 2, one of them")
     plan = load_plan(plan_path) if plan_path else None
     files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed,
                       mesh=mesh_text, train=train, clip=clip)  # fmt: skip

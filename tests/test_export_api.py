@@ -149,8 +149,8 @@ def test_export_a_mesh_training_step_then_check_verifies(tmp_path):
         (["--mesh", "tp=two"], "expected axis=size pairs like tp=2,dp=2"),
         (["--mesh", "tp=2,tp=2"], "axis tp is given twice"),
         (["--mesh", "dp=1"], "the mesh needs 2 ranks or more"),
-        (["--mesh", "tp=2,dp=2", "--world-size", "2"], "give --world-size N (tensor parallel) or --mesh"),
-        ([], "give --world-size N (tensor parallel) or --mesh"),
+        (["--mesh", "tp=2,dp=2", "--world-size", "2"], "give --world-size N (tensor parallel), --mesh"),
+        ([], "give --world-size N (tensor parallel), --mesh"),
         (["--world-size", "2", "--clip", "1"], "--clip needs --train and a positive norm"),
         (["--mesh", "dp=2", "--batch", "3"], "the batch (3) must be a multiple of the data-parallel size dp=2"),
     ],
@@ -170,3 +170,35 @@ def test_a_model_name_not_in_the_local_cache_is_one_line(tmp_path, monkeypatch):
     code, text = _run("export", "--hf", "nobody/no-such-model", "--world-size", 2, "--out", tmp_path / "o")
     assert code == 2 and len(text.strip().splitlines()) == 1, text
     assert "nobody/no-such-model: no such config file, model folder or model in the local Hugging Face cache" in text
+
+
+@pytest.mark.slow
+def test_export_pipeline_stages_then_check_verifies(tmp_path):
+    """--pp 2: torch.distributed.pipelining splits the model before the middle layer; the stages
+    chain by the boundary names and the check proves them (analyzer/export/stages.py)."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    out = tmp_path / "pp2"
+    code, text = _run("export", "--hf", cfg, "--pp", 2, "--out", out)
+    assert code == 0, text
+    stage0 = onnx.load(out / "stage0.onnx", load_external_data=False)
+    assert "hidden_states.1" in [o.name for o in stage0.graph.output]
+    assert {p.key: p.value for p in stage0.metadata_props}["shardlog.stage"] == "0"
+    code, text = _run("check", out / "seq.onnx", out / "stage0.onnx", out / "stage1.onnx", "--pp", 2, "-q")
+    assert code == 0 and text.strip() == "verified", text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pp", "2", "--world-size", "2"], "--pp exports the stages of the sequential forward: not with"),
+        (["--world-size", "2", "--split-layer", "1"], "--split-layer needs --pp 2"),
+        (["--pp", "2", "--split-layer", "2"], "--split-layer 2: the model has layers 0..1; split at 1..1"),
+    ],
+)
+def test_bad_pipeline_options_are_one_line_errors(tmp_path, args, message):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    code, text = _run("export", "--hf", cfg, *args, "--out", tmp_path / "o")
+    assert code == 2 and len(text.strip().splitlines()) == 1 and message in text, text
+    assert not (tmp_path / "o" / "seq.onnx").exists()
