@@ -202,3 +202,26 @@ def test_bad_pipeline_options_are_one_line_errors(tmp_path, args, message):
     code, text = _run("export", "--hf", cfg, *args, "--out", tmp_path / "o")
     assert code == 2 and len(text.strip().splitlines()) == 1 and message in text, text
     assert not (tmp_path / "o" / "seq.onnx").exists()
+
+
+def test_a_model_name_in_the_local_hub_cache_gives_its_config(tmp_path):
+    """--hf NAME finds the config a Hub download left in the cache (models--ORG--NAME/snapshots/REV,
+    refs/main), offline; a fresh process so the cache location is read from the environment."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    repo = tmp_path / "hub" / "models--someorg--tiny-llama"
+    snap = repo / "snapshots" / "0123abcd"
+    snap.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    (snap / "config.json").write_text(json.dumps({**yaml.safe_load(CONFIG), "hidden_size": 48}))
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    code = "from analyzer.export import hf_config as h; c = h('someorg/tiny-llama'); print(c.model_type, c.hidden_size)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["llama", "48"], res.stdout
