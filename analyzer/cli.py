@@ -16,11 +16,13 @@ Python's recursion limit, input too large for memory) and what is a bug.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import traceback
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -230,7 +232,7 @@ def main() -> None:
 )
 @click.option("--explain", is_flag=True, help="Print the input relations that were inferred.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every discrepancy.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict (no progress display).")
 @_user_errors
 def check(
     seq,
@@ -279,8 +281,7 @@ def check(
     # with --json -, standard output is the JSON report and the text report goes to stderr
     console = Console(highlight=False, soft_wrap=True, stderr=json_path == STDOUT)
     err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-    status = err_console.status("checking ...") if not quiet and err_console.is_terminal else _null()
-    with status:
+    with _stage_progress(err_console, quiet or STDOUT in reports.values()):
         result = run_check(
             seq,
             list(ranks),
@@ -375,10 +376,19 @@ def _frame_choice(root, path_maps, includes, excludes):
     return FrameChoice(tuple(includes), tuple(excludes), str(root) if root else None, tuple(pairs))
 
 
-def _null():
-    import contextlib
+@contextlib.contextmanager
+def _stage_progress(err_console: Console, off: bool) -> Iterator[None]:
+    """Progress per stage (import, facts, solve, witness) on standard error for a run longer
+    than a second (:class:`analyzer.progress.StageProgress`): only when standard error is a
+    terminal, not with ``--quiet``, not when a report goes to standard output (the text
+    report then goes to standard error)."""
+    if off or not err_console.is_terminal:
+        yield
+        return
+    from analyzer.progress import StageProgress, listening
 
-    return contextlib.nullcontext()
+    with StageProgress(err_console) as shown, listening(shown):
+        yield
 
 
 @main.command()
@@ -520,10 +530,29 @@ def _parse_positions(text: str | None) -> list[int] | None:
     "--hf",
     "config",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="A Hugging Face config.json (or YAML with model_type and its fields): the model to build.",
+    help="The model to build: a Hugging Face config.json (or YAML with model_type and its fields), a model "
+    "folder holding config.json, or a Hub model name whose config is in the local Hugging Face cache.",
 )
-@click.option("--world-size", required=True, type=click.IntRange(min=2), help="Number of tensor-parallel ranks.")
+@click.option("--world-size", type=click.IntRange(min=2), help="Number of tensor-parallel ranks (or give --mesh).")
+@click.option(
+    "--mesh",
+    "mesh_text",
+    metavar="tp=T,dp=D",
+    help="A data-parallel x tensor-parallel mesh (rank r = dp index * T + tp index): writes seq_replica.onnx and "
+    "the spec mesh.yaml too; dp=N alone is data parallelism.",
+)
+@click.option(
+    "--train",
+    type=click.Choice(["sgd", "adamw"]),
+    help="Export one training step (loss, backward, gradient all-reduce, update) with this optimizer.",
+)
+@click.option("--clip", type=float, help="With --train: clip the gradients to this total norm.")
+@click.option(
+    "--pp",
+    type=click.IntRange(min=2, max=2),
+    help="Pipeline stages (2): OUT/stage0.onnx, OUT/stage1.onnx split by torch.distributed.pipelining.",
+)
+@click.option("--split-layer", type=click.IntRange(min=1), help="With --pp: the first decoder layer of stage 1.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="New folder for the files.")
 @click.option(
     "--plan",
@@ -532,19 +561,38 @@ def _parse_positions(text: str | None) -> list[int] | None:
     help="YAML: module pattern -> style (ColwiseParallel(), rowwise, ...), ahead of the model's own tp_plan.",
 )
 @click.option("--seq-len", default=8, show_default=True, type=click.IntRange(min=1), help="Traced sequence length.")
-@click.option("--batch", default=1, show_default=True, type=click.IntRange(min=1), help="Traced batch size.")
+@click.option(
+    "--batch", type=click.IntRange(min=1), help="Traced batch size (default: the data-parallel size, else 1)."
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the random weights and tokens.")
 @_user_errors
-def export_command(config, world_size, out_dir, plan_path, seq_len, batch, seed) -> None:
-    """Export a Hugging Face model sequentially and tensor-parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
+def export_command(
+    config, world_size, mesh_text, train, clip, pp, split_layer, out_dir, plan_path, seq_len, batch, seed
+) -> None:
+    """Export a Hugging Face model sequentially and in parallel: OUT/seq.onnx, OUT/rank<r>.onnx.
 
     Needs the export extra (pip install 'shardlog[export]'). Then: shardlog check OUT/seq.onnx OUT/rank*.onnx
+    (with --mesh: --relations OUT/mesh.yaml; with --pp 2: OUT/stage0.onnx OUT/stage1.onnx --pp 2).
     """
     from analyzer.export import export_hf
     from analyzer.export.plan import load_plan
 
+    if pp is not None:
+        if world_size is not None or mesh_text is not None or train or plan_path:
+            raise InputError("--pp exports the stages of the sequential forward: not with --world-size, --mesh, "
+                             "--train or --plan")  # fmt: skip
+        from analyzer.export.stages import export_hf_stages
+
+        files = export_hf_stages(config, out_dir, split_layer=split_layer, seq_len=seq_len, batch=batch or 1, seed=seed)
+        click.echo(f"wrote {' '.join(str(f) for f in files)}")
+        return
+    if split_layer is not None:
+        raise InputError("--split-layer needs --pp 2")
+    if (world_size is None) == (mesh_text is None):
+        raise InputError("give --world-size N (tensor parallel), --mesh tp=T,dp=D or --pp 2, one of them")
     plan = load_plan(plan_path) if plan_path else None
-    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed)
+    files = export_hf(config, world_size, out_dir, plan=plan, seq_len=seq_len, batch=batch, seed=seed,
+                      mesh=mesh_text, train=train, clip=clip)  # fmt: skip
     click.echo(f"wrote {' '.join(str(f) for f in files)}")
 
 

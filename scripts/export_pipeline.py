@@ -64,11 +64,9 @@ case on one core.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shlex
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -95,173 +93,14 @@ PRESETS = {
 }
 
 
-# ---------------------------------------------------------------------------
-# the split (torch.distributed.pipelining)
-# ---------------------------------------------------------------------------
-def logits_module(hf_model):
-    """A module with the HF model's ``model`` and ``lm_head`` children (so parameter names stay
-    the HF ones, ``model.layers.0...``) whose forward returns the logits tensor: ``pipeline``
-    wants tensors out, not a ``CausalLMOutputWithPast``."""
-    import torch
-
-    class Logits(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.model = m.model
-            self.lm_head = m.lm_head
-            self._hf = [m]  # not a child: parameters stay under model.* and lm_head.*
-
-        def forward(self, input_ids):
-            return self._hf[0](input_ids=input_ids, use_cache=False).logits
-
-    return Logits(hf_model)
-
-
-@contextlib.contextmanager
-def _flat_stages():
-    """Keep pipelining's stage graphs flat (see step 1 of the module docstring)."""
-    import torch.distributed.pipelining._IR as IR
-
-    saved = IR._outline_submodules
-    IR._outline_submodules = lambda graph: graph.owning_module
-    try:
-        yield
-    finally:
-        IR._outline_submodules = saved
-
-
-def split_model(hf_model, ids, split_layer: int):
-    """Split ``hf_model`` before decoder layer ``split_layer`` with ``torch.distributed.pipelining``.
-
-    Returns:
-        (stage0, stage1, route): the two stage GraphModules and, for each input of stage 1 in
-        order, the index of the stage-0 output it receives.
-
-    Raises:
-        SystemExit: the split did not give two stages fed by stage 0 only.
-    """
-    import torch
-    from torch.distributed.pipelining import SplitPoint, pipeline
-
-    if not 0 < split_layer < len(hf_model.model.layers):
-        raise SystemExit(f"--split-layer {split_layer}: the model has layers 0..{len(hf_model.model.layers) - 1}")
-    with torch.no_grad(), E.hf_tracing_patches(), _flat_stages(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pipe = pipeline(
-            logits_module(hf_model), mb_args=(ids,), split_spec={f"model.layers.{split_layer}": SplitPoint.BEGINNING}
-        )
-    if pipe.num_stages != 2:
-        raise SystemExit(f"pipeline() made {pipe.num_stages} stages, expected 2")
-    calls = [n for n in pipe.split_gm.graph.nodes if n.op == "call_module"]
-    stage0_node, stage1_node = calls
-    route = []
-    for arg in stage1_node.args:
-        if arg.op == "call_function" and arg.args[0] is stage0_node:
-            route.append(int(arg.args[1]))
-        elif arg is stage0_node:
-            route.append(0)
-        else:
-            raise SystemExit(f"stage 1 input {arg.name} does not come from stage 0")
-    return pipe.get_stage_module(0), pipe.get_stage_module(1), route
-
-
-def boundary_names(hf_model, ids, split_layer: int, stage0_outputs) -> list[str]:
-    """Name each stage-0 output after the argument of decoder layer ``split_layer`` it equals
-    (``hidden_states.K``, ``attention_mask.K``, ``cos.K``, ``sin.K``; step 2 of the module
-    docstring).
-
-    Raises:
-        SystemExit: two outputs match the same argument.
-    """
-    import torch
-
-    captured: dict[str, torch.Tensor] = {}
-
-    def hook(module, args, kwargs):
-        captured["hidden_states"] = args[0] if args else kwargs["hidden_states"]
-        if isinstance(kwargs.get("attention_mask"), torch.Tensor):
-            captured["attention_mask"] = kwargs["attention_mask"]
-        pe = kwargs.get("position_embeddings")
-        if pe is not None:
-            captured["cos"], captured["sin"] = pe
-
-    handle = hf_model.model.layers[split_layer].register_forward_pre_hook(hook, with_kwargs=True)
-    try:
-        with torch.no_grad(), E.hf_tracing_patches():
-            hf_model(input_ids=ids, use_cache=False)
-    finally:
-        handle.remove()
-    names = []
-    for i, out in enumerate(stage0_outputs):
-        hits = [k for k, v in captured.items() if v.shape == out.shape and v.dtype == out.dtype and torch.equal(v, out)]
-        if len(hits) > 1:
-            raise SystemExit(f"stage 0 output {i} equals several layer inputs: {hits}")
-        names.append(f"{hits[0]}.{split_layer}" if hits else f"boundary_{i}")
-    if len(set(names)) != len(names):
-        raise SystemExit(f"boundary names are not unique: {names}")
-    return names
-
-
-# ---------------------------------------------------------------------------
-# export of one stage
-# ---------------------------------------------------------------------------
-def trace_stage(fn, inputs):
-    """make_fx a stage function (an Interpreter over a pipelining stage graph), keeping each
-    node's ``nn_module_stack`` and ``stack_trace``."""
-    import torch
-    import torch.fx.traceback as fx_traceback
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    with torch.no_grad(), fx_traceback.preserve_node_meta(), E.hf_tracing_patches(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gm = make_fx(fn, record_stack_traces=True)(*inputs)
-    gm.eval()
-    return gm
-
-
-def export_stage(gm, inputs, input_names, output_names, weights, *, meta):
-    """ONNX export of a traced stage, post-processed as ``export_hf_tp.export_onnx`` does (which
-    is fixed to one ``input_ids`` input and one ``logits`` output).
-
-    Args:
-        gm: the traced stage.
-        inputs: example inputs (tensors), in order.
-        input_names, output_names: graph input and output names (the boundary names).
-        weights: get_attr target -> module path of the weight (``export_hf_tp.constant_names``).
-        meta: model metadata (``doc``, ``model``, ``case``, ``stage``).
-
-    Returns:
-        The checked ModelProto.
-    """
-    import onnx
-    import torch
-
-    E._WORLD["n"] = 1
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        prog = torch.onnx.export(
-            gm,
-            tuple(inputs),
-            dynamo=True,
-            custom_translation_table=E.translation_table(),
-            opset_version=E.OPSET,
-            input_names=list(input_names),
-            output_names=list(output_names),
-            optimize=False,
-            verbose=False,
-        )
-    proto = prog.model_proto
-    E._rename_values(proto.graph, weights)
-    proto = E._optimize_keeping_weights(proto, set(weights.values()))
-    g = proto.graph
-    known = {v.name for v in [*g.value_info, *g.output, *g.input]}
-    if any(o and o not in known for n in g.node for o in n.output):
-        proto = onnx.shape_inference.infer_shapes(proto)
-    got_in = [i.name for i in proto.graph.input]
-    got_out = [o.name for o in proto.graph.output]
-    if got_in != list(input_names) or got_out != list(output_names):
-        raise RuntimeError(f"stage export renamed its boundary: inputs {got_in}, outputs {got_out}")
-    return E.finish_model(proto, -1, 1, meta)
+# the split, the boundary names, the tracing and export of a stage live in the package
+# (analyzer/export/stages.py, shardlog export --pp 2); the bug variants stay here
+from analyzer.export.stages import (  # noqa: E402
+    boundary_names,
+    export_stage,
+    split_model,
+    trace_stage,
+)
 
 
 # ---------------------------------------------------------------------------

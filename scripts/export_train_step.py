@@ -119,7 +119,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_hf_tp as hf  # noqa: E402
 import export_moe as moe  # noqa: E402  (the MoE model and Hugging Face's expert-parallel plan)
-from backward_scopes import BackwardScopes  # noqa: E402
+
+# the step's tracing and export live in the package (analyzer/export/train.py)
+from analyzer.export.train import (  # noqa: E402
+    export_step,
+    like,
+    local,
+    local_chunk,
+    make_fx_step,
+    step_constant_names,
+)
+
+_like, _local, _local_chunk, _constant_names = like, local, local_chunk, step_constant_names  # this script's names
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH = 4
@@ -333,30 +344,7 @@ def step_fn(model, args, world_size: int):
     return step, names
 
 
-def _local(t):
-    """A DTensor's local shard (tensor parallelism), any other tensor itself."""
-    return t.to_local() if hasattr(t, "to_local") else t
 
-
-def _like(param, state):
-    """An optimizer state input (the rank's local tensor) placed like its DTensor parameter."""
-    if not hasattr(param, "placements"):
-        return state
-    from torch.distributed.tensor import DTensor
-
-    return DTensor.from_local(state, param.device_mesh, param.placements, run_check=False)
-
-
-def _local_chunk(full, param):
-    """The rank's local piece of a full tensor laid out like the DTensor ``param``."""
-    from torch.distributed.tensor import Shard
-
-    if not hasattr(param, "placements"):
-        return full
-    (placement,) = param.placements
-    if isinstance(placement, Shard):
-        return full.chunk(param.device_mesh.size(), placement.dim)[param.device_mesh.get_local_rank()].contiguous()
-    return full
 
 
 def _state_piece(full, param, from_zero: bool):
@@ -435,66 +423,7 @@ def trace_step(model, args, world_size, inputs):
     return make_fx_step(step, model, inputs), names
 
 
-def make_fx_step(step, model, inputs):
-    """``make_fx`` of a training step ``(inputs) -> [loss, *updated params, *updated states]``
-    down to ATen ops, with module scopes and source lines on its backward and optimizer ops
-    (scripts/backward_scopes.py)."""
-    import torch
-    from torch._decomp import get_decompositions
-    from torch.fx.experimental.proxy_tensor import make_fx
 
-    step._orig_mod = model  # lets make_fx record nn_module_stack (module paths) of the forward
-    aten = torch.ops.aten
-    # backward ops the ONNX exporter has no function for, written out in core ATen ops
-    decomp = get_decompositions([
-        aten.silu_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
-        aten.nll_loss_backward, aten.nll_loss_forward, aten.embedding_dense_backward, aten.slice_backward,
-    ])
-    with hf.hf_tracing_patches(), warnings.catch_warnings(), BackwardScopes(model) as scopes:
-        warnings.simplefilter("ignore")
-        gm = make_fx(step, decomposition_table=decomp, record_module_stack=True, record_stack_traces=True)(*inputs)
-    names = [n for n, _ in model.named_parameters()]
-    outputs = list(gm.graph.nodes)[-1].args[0]
-    scopes.annotate(gm, [None] + names * ((len(outputs) - 1) // len(names)))  # loss, then params and states
-    return gm
-
-
-def _constant_names(gm, model):
-    """Parameters and buffers by their module path; other traced constants (AdamW's step count,
-    created inside the step) keep their own names."""
-    tensors = [_local(t) for t in [*model.parameters(), *model.buffers()]]
-    known = {(t.data_ptr(), tuple(t.shape)) for t in tensors}
-    skip = {
-        n.target
-        for n in gm.graph.nodes
-        if n.op == "get_attr" and (getattr(gm, n.target).data_ptr(), tuple(getattr(gm, n.target).shape)) not in known
-    }
-    names = hf.constant_names(_WithoutScalars(gm, skip), model)
-    names.update({t: t for t in skip})
-    return names
-
-
-class _WithoutScalars:
-    """A view of a GraphModule whose graph skips the given get_attr targets."""
-
-    def __init__(self, gm, skip):
-        self._gm, self._skip = gm, skip
-        self.graph = type("G", (), {"nodes": [n for n in gm.graph.nodes if n.target not in skip]})()
-
-    def __getattr__(self, name):
-        return getattr(self._gm, name)
-
-
-def export_step(gm, inputs, input_names, output_names, names, *, rank, world_size, meta):
-    """Like export_hf_tp.export_onnx, for a step's several inputs and outputs."""
-    prog = hf.torch_export(gm, inputs, world_size, input_names, output_names)
-    proto = prog.model_proto
-    hf._rename_values(proto.graph, names)
-    proto = hf._optimize_keeping_weights(proto, set(names.values()))
-    import onnx
-
-    proto = onnx.shape_inference.infer_shapes(proto)
-    return hf.finish_model(proto, rank, world_size, meta)
 
 
 def produce(args):

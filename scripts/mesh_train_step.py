@@ -63,83 +63,35 @@ PRESETS = {
     "llama_tp2_dp2_sgd_bug_grad_allreduce_over_tp": {"bug": BUG},
     "llama_tp2_dp2_sgd_bug_missing_dp_grad_allreduce": {"bug": MISSING},
 }
-INPUT_NAMES = ["input_ids", "labels", "num_items_in_batch"]
 
 
-def _train_step(model, opts, dp_mesh=None, grad_mesh=None, skip=None):
-    """The traced step: (input_ids, labels, num_items_in_batch, *optimizer state) -> [loss,
-    *updated params, *updated state].
+def _opts(args):
+    """The package's step options for a preset: SGD or AdamW, clipped at export_train_step's CLIP."""
+    from analyzer.export.train import TrainOptions
 
-    ``opts``: ``optimizer`` ("sgd" or "adamw") and ``clip`` (gradient-norm clipping, as
-    export_train_step's tensor-parallel step). ``dp_mesh``: the data-parallel (sub)mesh the loss
-    and the gradients are all-reduced over (None: the sequential step); ``grad_mesh``: the mesh
-    the gradients are all-reduced over (default ``dp_mesh``; the bug variant passes
-    ``mesh["tp"]``); ``skip``: a parameter whose gradient is not all-reduced (the other bug
-    variant). The same code makes the sequential step, the replica's data-parallel step
-    and the TP x DP ranks' step, so the three programs differ only where the parallelism makes
-    them differ."""
-    import torch
-    import torch.distributed._functional_collectives as funcol
-    from torch.distributed.tensor import DTensor
-    from torch.optim._functional import adamw
+    return TrainOptions(optimizer=args.optimizer, clip=ets.CLIP if args.clip else None, lr=ets.LR,
+                        steps_done=ets.STEPS_DONE, seed=args.seed)
 
-    names = [n for n, _ in model.named_parameters()]
-    params = [p for _, p in model.named_parameters()]
-    grad_mesh = grad_mesh or dp_mesh
 
-    def all_reduce_grad(g):
-        # DDP on a TP model: the local gradient summed over the data-parallel group, placed back
-        if isinstance(g, DTensor):
-            local = funcol.all_reduce(g.to_local(), "sum", grad_mesh)
-            return DTensor.from_local(local, g.device_mesh, g.placements, run_check=False)
-        return funcol.all_reduce(g, "sum", grad_mesh)
+def _train_step(model, args, dp_mesh=None, grad_mesh=None, skip=None):
+    """The traced step (:func:`analyzer.export.train.train_step`: the same code makes the
+    sequential step, the replica's data-parallel step and the TP x DP ranks' step). ``grad_mesh``:
+    the mesh the gradients are all-reduced over (default ``dp_mesh``; the bug variant passes
+    ``mesh["tp"]``); ``skip``: a parameter whose gradient is not all-reduced (the other bug)."""
+    from analyzer.export.train import train_step
 
-    def step(input_ids, labels, num_items, *state):
-        out = model(input_ids=input_ids, labels=labels, num_items_in_batch=num_items, use_cache=False)
-        grads = list(torch.autograd.grad(out.loss, params))
-        loss = out.loss.detach()
-        if dp_mesh is not None:
-            grads = [g if name == skip else all_reduce_grad(g) for name, g in zip(names, grads)]
-            loss = funcol.all_reduce(loss, "sum", dp_mesh)
-        if opts.clip:  # clip_grads_with_norm_: one scale from the norm of all (full) gradients
-            total = sum((g * g).sum() for g in grads).sqrt()
-            scale = torch.clamp(ets.CLIP / (total + 1e-6), max=1.0)
-            # parameters outside the tp plan (the norms) are plain tensors
-            grads = [g * (scale if hasattr(g, "placements") else ets._local(scale)) for g in grads]
-        if opts.optimizer == "sgd":
-            # in place, as torch.optim.SGD does: a DTensor keeps its placement (a Partial gradient
-            # of a Replicate parameter is all-reduced over tp first)
-            return [loss] + [ets._local(p.detach().clone().add_(g, alpha=-ets.LR)) for p, g in zip(params, grads)]
-        n = len(params)
-        exp_avg = [ets._like(p, s).clone() for p, s in zip(params, state[:n])]
-        exp_avg_sq = [ets._like(p, s).clone() for p, s in zip(params, state[n : 2 * n])]
-        new = [p.detach().clone() for p in params]
-        steps = [torch.tensor(float(ets.STEPS_DONE)) for _ in params]  # read with .item(): untraced
-        adamw(new, grads, exp_avg, exp_avg_sq, [], steps, foreach=False, capturable=False, amsgrad=False,
-              beta1=0.9, beta2=0.999, lr=ets.LR, weight_decay=0.01, eps=1e-8, maximize=False)
-        return [loss] + [ets._local(t) for t in [*new, *exp_avg, *exp_avg_sq]]
-
-    return step
+    return train_step(model, _opts(args), dp_mesh, grad_mesh, (skip,) if skip else ())
 
 
 def _state(args, model):
-    """AdamW's state inputs (names, full tensors; none for SGD), as export_train_step makes them."""
-    import torch
+    """AdamW's state inputs (names, full tensors; none for SGD)."""
+    from analyzer.export.train import adamw_state
 
-    names, state = [], []
-    if args.optimizer == "adamw":
-        g = torch.Generator().manual_seed(args.seed + 11)
-        for kind in ("exp_avg", "exp_avg_sq"):
-            for name, p in model.named_parameters():
-                names.append(f"state.{kind}.{name}")
-                state.append(torch.rand(p.shape, generator=g) * (0.01 if kind == "exp_avg" else 1e-4))
-    return names, state
+    return adamw_state(model, _opts(args))
 
 
 def _trace(step, model, inputs):
-    """make_fx of the step, as export_train_step traces its own steps."""
-    for p in model.parameters():
-        p.requires_grad_(True)
+    """make_fx of the step (:func:`analyzer.export.train.make_fx_step`)."""
     return ets.make_fx_step(step, model, inputs)
 
 
@@ -162,9 +114,9 @@ def _batch(args):
 
 def _names(args, model):
     """(input names, output names) of the step."""
-    state_names, _ = _state(args, model)
-    params = [f"updated.{n}" for n, _ in model.named_parameters()]
-    return INPUT_NAMES + state_names, ["loss", *params, *[f"updated.{s}" for s in state_names]]
+    from analyzer.export.train import step_names
+
+    return step_names(model, _opts(args))
 
 
 def _export_data_parallel(args, rank, world, meta):

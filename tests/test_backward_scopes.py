@@ -1,5 +1,5 @@
 """Backward and optimizer nodes of the training-step exports carry module scopes and source lines
-(scripts/backward_scopes.py), so a discrepancy in a gradient names the module it belongs to.
+(analyzer/export/backward_scopes.py), so a discrepancy in a gradient names the module it belongs to.
 
 The bundled examples are read without torch; the recording itself is tested on a small module
 when torch is importable.
@@ -8,7 +8,6 @@ when torch is importable.
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import onnx
@@ -88,8 +87,7 @@ def test_recorder_scopes_backward_ops_by_their_forward_module():
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    sys.path.insert(0, str(REPO / "scripts"))
-    from backward_scopes import BackwardScopes
+    from analyzer.export.backward_scopes import BackwardScopes
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 2))

@@ -87,3 +87,141 @@ def test_bad_configs_and_a_used_folder_are_one_line_errors(tmp_path):
     assert (tmp_path / "o" / "seq.onnx").read_bytes() == b"mine"
     code, text = _run("export", "--hf", cfg, "--world-size", 1, "--out", tmp_path / "p")
     assert code == 2, text
+
+
+def _config_json(tmp_path, layers=2):
+    """A model folder holding a Hugging Face config.json (what save_pretrained or a Hub snapshot leaves)."""
+    import json
+
+    import yaml
+
+    folder = tmp_path / "tiny-llama"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**yaml.safe_load(CONFIG), "num_hidden_layers": layers}))
+    return folder
+
+
+@pytest.mark.slow
+def test_export_a_training_step_from_a_local_config_json_then_check_verifies(tmp_path):
+    """--train adamw --clip on 2 tensor-parallel ranks: loss and every updated parameter and
+    optimizer state are outputs, and the check proves them (analyzer/export/train.py)."""
+    folder = _config_json(tmp_path)
+    out = tmp_path / "tp2_adamw"
+    code, text = _run("export", "--hf", folder, "--world-size", 2, "--train", "adamw", "--clip", "1.0", "--out", out)
+    assert code == 0, text
+    seq = onnx.load(out / "seq.onnx", load_external_data=False)
+    names = [o.name for o in seq.graph.output]
+    assert names[0] == "loss" and "updated.model.layers.1.mlp.down_proj.weight" in names
+    assert "updated.state.exp_avg_sq.lm_head.weight" in names
+    assert [i.name for i in seq.graph.input][:3] == ["input_ids", "labels", "num_items_in_batch"]
+    rank1 = onnx.load(out / "rank1.onnx", load_external_data=False)
+    assert any(n.op_type == "AllReduce" for n in rank1.graph.node)
+    code, text = _run("check", out / "seq.onnx", out / "rank0.onnx", out / "rank1.onnx")
+    assert code == 0 and "output updated.model.layers.0.mlp.down_proj.weight = Shard(1)" in text, text
+    assert "output loss = Replicate" in text, text
+
+
+@pytest.mark.slow
+def test_export_a_mesh_training_step_then_check_verifies(tmp_path):
+    """--mesh tp=2,dp=2 --train sgd: 4 ranks, the replica's step and the spec; the gradient
+    all-reduces name the dp axis, the row-parallel ones the tp axis (analyzer/export/mesh.py)."""
+    folder = _config_json(tmp_path, layers=1)
+    out = tmp_path / "mesh"
+    code, text = _run("export", "--hf", folder / "config.json", "--mesh", "tp=2,dp=2", "--train", "sgd", "--out", out)
+    assert code == 0, text
+    spec = out / "mesh.yaml"
+    assert "replica_seq: seq_replica.onnx" in spec.read_text()
+    rank3 = onnx.load(out / "rank3.onnx", load_external_data=False)
+    reduces = [n for n in rank3.graph.node if n.op_type == "AllReduce"]
+    axes = {a.s.decode() for n in reduces for a in n.attribute if a.name == "mesh_axis"}
+    assert axes == {"dp", "tp"}, axes
+    meta = {p.key: p.value for p in rank3.metadata_props}
+    assert meta["shardlog.rank"] == "3" and meta["shardlog.world_size"] == "4"
+    ranks = [out / f"rank{r}.onnx" for r in range(4)]
+    code, text = _run("check", out / "seq.onnx", *ranks, "--relations", spec, "-q")
+    assert code == 0 and text.strip() == "verified", text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--mesh", "tp=2,pp=2"], "axis 'pp' is not one of dp, tp"),
+        (["--mesh", "tp=two"], "expected axis=size pairs like tp=2,dp=2"),
+        (["--mesh", "tp=2,tp=2"], "axis tp is given twice"),
+        (["--mesh", "dp=1"], "the mesh needs 2 ranks or more"),
+        (["--mesh", "tp=2,dp=2", "--world-size", "2"], "give --world-size N (tensor parallel), --mesh"),
+        ([], "give --world-size N (tensor parallel), --mesh"),
+        (["--world-size", "2", "--clip", "1"], "--clip needs --train and a positive norm"),
+        (["--mesh", "dp=2", "--batch", "3"], "the batch (3) must be a multiple of the data-parallel size dp=2"),
+    ],
+)
+def test_bad_meshes_and_step_options_are_one_line_errors(tmp_path, args, message):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    code, text = _run("export", "--hf", cfg, *args, "--out", tmp_path / "o")
+    assert code == 2 and len(text.strip().splitlines()) == 1 and message in text, text
+    assert not (tmp_path / "o" / "seq.onnx").exists()
+
+
+def test_a_model_name_not_in_the_local_cache_is_one_line(tmp_path, monkeypatch):
+    """--hf NAME reads the local Hugging Face cache only: an absent model is one line, no download."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    code, text = _run("export", "--hf", "nobody/no-such-model", "--world-size", 2, "--out", tmp_path / "o")
+    assert code == 2 and len(text.strip().splitlines()) == 1, text
+    assert "nobody/no-such-model: no such config file, model folder or model in the local Hugging Face cache" in text
+
+
+@pytest.mark.slow
+def test_export_pipeline_stages_then_check_verifies(tmp_path):
+    """--pp 2: torch.distributed.pipelining splits the model before the middle layer; the stages
+    chain by the boundary names and the check proves them (analyzer/export/stages.py)."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    out = tmp_path / "pp2"
+    code, text = _run("export", "--hf", cfg, "--pp", 2, "--out", out)
+    assert code == 0, text
+    stage0 = onnx.load(out / "stage0.onnx", load_external_data=False)
+    assert "hidden_states.1" in [o.name for o in stage0.graph.output]
+    assert {p.key: p.value for p in stage0.metadata_props}["shardlog.stage"] == "0"
+    code, text = _run("check", out / "seq.onnx", out / "stage0.onnx", out / "stage1.onnx", "--pp", 2, "-q")
+    assert code == 0 and text.strip() == "verified", text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pp", "2", "--world-size", "2"], "--pp exports the stages of the sequential forward: not with"),
+        (["--world-size", "2", "--split-layer", "1"], "--split-layer needs --pp 2"),
+        (["--pp", "2", "--split-layer", "2"], "--split-layer 2: the model has layers 0..1; split at 1..1"),
+    ],
+)
+def test_bad_pipeline_options_are_one_line_errors(tmp_path, args, message):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    code, text = _run("export", "--hf", cfg, *args, "--out", tmp_path / "o")
+    assert code == 2 and len(text.strip().splitlines()) == 1 and message in text, text
+    assert not (tmp_path / "o" / "seq.onnx").exists()
+
+
+def test_a_model_name_in_the_local_hub_cache_gives_its_config(tmp_path):
+    """--hf NAME finds the config a Hub download left in the cache (models--ORG--NAME/snapshots/REV,
+    refs/main), offline; a fresh process so the cache location is read from the environment."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    repo = tmp_path / "hub" / "models--someorg--tiny-llama"
+    snap = repo / "snapshots" / "0123abcd"
+    snap.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    (snap / "config.json").write_text(json.dumps({**yaml.safe_load(CONFIG), "hidden_size": 48}))
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    code = "from analyzer.export import hf_config as h; c = h('someorg/tiny-llama'); print(c.model_type, c.hidden_size)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["llama", "48"], res.stdout

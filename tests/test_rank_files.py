@@ -146,3 +146,80 @@ def _copies_without_metadata(tmp_path):
         paths.append(tmp_path / f"{name}.onnx")
         onnx.save(model, paths[-1])
     return paths
+
+
+def _stripped(tmp_path, example, names=("seq", "rank0", "rank1")):
+    """The example's files with no metadata and no stored weight: every float initializer of
+    8 rows or more becomes a graph input (only the small constants stay, rank literals among them)."""
+    paths = []
+    for name in names:
+        model = onnx.load(EXAMPLES / example / f"{name}.onnx")
+        del model.metadata_props[:]
+        moved = [
+            i
+            for i in model.graph.initializer
+            if i.data_type == onnx.TensorProto.FLOAT and len(i.dims) >= 1 and i.dims[0] >= 8
+        ]
+        kept = [i for i in model.graph.initializer if i not in moved]
+        del model.graph.initializer[:]
+        model.graph.initializer.extend(kept)
+        model.graph.input.extend(onnx.helper.make_tensor_value_info(i.name, i.data_type, list(i.dims)) for i in moved)
+        paths.append(tmp_path / f"{name}.onnx")
+        onnx.save(model, paths[-1])
+    return paths
+
+
+@pytest.mark.skipif(not (EXAMPLES / "qwen2_tp2_vocab").is_dir(), reason="examples/qwen2_tp2_vocab not present")
+def test_files_without_metadata_or_weights_swapped_by_rank_literals(tmp_path):
+    """The vocab-parallel embedding's range [r*32, (r+1)*32) is all that tells rank 1 from rank 0."""
+    seq, r0, r1 = _stripped(tmp_path, "qwen2_tp2_vocab")
+    assert all(len(i.dims) == 0 or i.dims[0] < 8 for r in (r0, r1) for i in onnx.load(r).graph.initializer)
+    text = _error(seq, r1, r0)
+    assert text.startswith(f"shardlog: error: the rank files are out of order: {r1} holds rank 1's rank literals, ")
+    evidence = "(2 rank-dependent constants agree; e.g. input 1 of node_ge: 32 on rank 0, 64 on rank 1)"
+    assert f"given as rank 0 {evidence}" in text
+    assert text.endswith(f"give them in rank order: {r0} {r1}")
+    result = CliRunner().invoke(main, ["check", str(seq), str(r0), str(r1), "-q"])
+    assert result.exit_code == 0 and result.output.strip() == "verified", result.output
+
+
+@pytest.mark.skipif(not (EXAMPLES / "mixtral_ep4").is_dir(), reason="examples/mixtral_ep4 not present")
+def test_a_missing_rank_file_without_metadata_by_rank_literals(tmp_path):
+    """Expert ids r on each rank's router mask: ranks 0, 1, 3 given say rank 2 is missing."""
+    seq, r0, r1, _, r3 = _stripped(tmp_path, "mixtral_ep4", ("seq", "rank0", "rank1", "rank2", "rank3"))
+    text = _error(seq, r0, r1, r3)
+    assert "the file of rank 2 is missing: the rank literals of the 3 files given say ranks 0, 1, 3" in text
+    text = _error(seq, r0, r3, r1)  # ranks 0, 3, 1: neither a permutation nor a gap; the shapes tell
+    assert "3 rank files were given, but the weights' shapes say the world size is 4" in text
+
+
+def test_rank_literals_need_two_sites_that_agree():
+    """One rank-dependent constant, or two that disagree, say nothing (a bug in one rank's code
+    looks like that); whole-number floats (a position range cast to float) count."""
+    from analyzer.errors import InputError
+    from analyzer.inputs.rank_files import check_order_by_literals, rank_literals
+
+    def graph(a: int, b: int, counter: int):
+        model = model_from_text(
+            f"""<ir_version: 8, opset_import: ["" : 18]>
+            g (float[4] x, int64[1] i) => (float[4] y, int64[1] z) {{
+                p = Constant <value = float[4] {{{a}., {a + 1}., {a + 2}., {a + 3}.}}> ()
+                k = Constant <value = int64[1] {{{b}}}> ()
+                y = Add (x, p)
+                z = Sub (i, k)
+            }}"""
+        )
+        for node in model.graph.node:  # the exporter's counters differ between ranks
+            node.name = f"node_{node.op_type}_{counter}"
+        return model
+
+    swapped = [graph(4, 8, 7), graph(0, 0, 6)]
+    lit = rank_literals(swapped)
+    assert sorted(lit.values()) == [[1, 0], [1, 0]]
+    with pytest.raises(InputError, match="a holds rank 1's rank literals, given as rank 0"):
+        check_order_by_literals(["a", "b"], lit, swapped)
+    check_order_by_literals(["a", "b"], dict(list(lit.items())[:1]), swapped)  # one site: nothing
+    disagree = [graph(4, 0, 1), graph(0, 8, 1)]
+    assert sorted(rank_literals(disagree).values()) == [[0, 1], [1, 0]]
+    check_order_by_literals(["a", "b"], rank_literals(disagree), disagree)
+    assert rank_literals([graph(0, 0, 1), graph(0, 0, 2)]) == {}  # the same on every rank: no literal

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from analyzer import progress
 from analyzer.errors import InputError
 from analyzer.importers.onnx_files import KnownGraphs, check_same_model, load_graph, load_ranks, select_outputs
 from analyzer.importers.pipeline import PipelineInfo, chain_stages, split_stages
@@ -68,7 +69,8 @@ def load_inputs(
             rank (an SPMD program: an HLO file is imported for each rank, once when it does
             not read its rank); with N rank files, a check that there are N.
         diagnose_files: refuse a missing, extra, duplicated or misordered rank file, from the
-            files' metadata, the weights' shapes and stored values (:mod:`analyzer.inputs.rank_files`);
+            files' metadata, their rank literals, the weights' shapes and stored values
+            (:mod:`analyzer.inputs.rank_files`);
             False for a subset of a mesh's ranks (:mod:`analyzer.mesh` checks their order itself).
 
     Raises:
@@ -79,6 +81,7 @@ def load_inputs(
             degree that differs between ``pipeline`` and the spec), or a rank file is missing,
             extra, given twice or out of order (``diagnose_files``).
     """
+    progress.stage("import")
     if not rank_paths:
         raise InputError("give the sequential model and at least one rank file")
     if world_size is not None:
@@ -143,6 +146,9 @@ def _load_rest(seq_path, seq, rank_paths, spec, extra, pipeline, known: KnownGra
         rank_files.check_metadata(str(seq_path), known.metadata[0], [str(p) for p in rank_paths], known.metadata[1:])
     check_same_model(str(seq_path), seq, [str(p) for p in rank_paths], ranks, same)
     rank_same = _rank_twins(same)
+    if diagnose:  # which rank each file was exported for, from the constants that differ by rank
+        literals = rank_files.rank_literals(ranks, lambda fn, ms: _per_model(fn, ms, rank_same))
+        rank_files.check_order_by_literals([str(p) for p in rank_paths], literals, ranks)
     relations, notes = infer_input_relations(seq, ranks, rank_same)
     if diagnose and not any(rel.layout.kind == "Shard" for rel in relations) and not (spec and spec.world_size):
         named = {*spec.relations, *(spec.micro_batches or {})} if spec else set()

@@ -10,6 +10,11 @@ what the files themselves say:
   each file's ``metadata_props``; :func:`check_metadata`.
 - shapes: without metadata, a world size the weights' shapes say (an axis divided by W on
   every rank) that no layout of the given rank count fits; :func:`check_world_size`.
+- rank literals: the constants the graphs hold that differ per rank only by the rank index
+  (a vocab-range start ``r*k`` and end ``(r+1)*k``, a slice offset, a position range
+  ``r*k + arange(k)``, an expert id, a folded ``partition-id``): which rank each file was
+  exported for, with no metadata and no stored weight; :func:`rank_literals`,
+  :func:`check_order_by_literals`.
 - values: where the sequential graph and the ranks store the weights, which chunk of each
   sharded weight each file holds; :func:`check_order_by_values`.
 
@@ -26,9 +31,19 @@ import onnx
 
 from analyzer.errors import InputError
 
-__all__ = ["check_metadata", "check_order_by_values", "check_stages", "check_world_size", "chunk_maps"]
+__all__ = [
+    "check_metadata",
+    "check_order_by_literals",
+    "check_order_by_values",
+    "check_stages",
+    "check_world_size",
+    "chunk_maps",
+    "rank_literals",
+]
 
 _LISTED = 8  # rank files named in full in a message; more are elided
+_LITERAL_SIZE = 64  # constants larger than this are data, not rank literals
+_COUNTER = re.compile(r"_\d+$")  # the exporter's node counter, which differs between ranks
 
 
 def _int(text: str | None) -> int | None:
@@ -283,3 +298,165 @@ def chunk_maps(
             for m in mine
         ]
     return out
+
+
+def _literals_of(model: onnx.ModelProto) -> dict[tuple[str, int, int], tuple[tuple, tuple, str]]:
+    """The small integer-valued constants each named node reads: ``(node name, input index)``
+    -> ``(shape, flat values, node name)``. Constants are inline initializers and ``Constant`` outputs
+    (``value``, ``value_int``, ``value_ints``); float constants count when every element is
+    a whole number (a position range cast to float). A node is keyed by its name without the
+    exporter's counter (``node_Equal_324`` -> ``node_Equal``) and its place among the nodes so
+    named: ranks whose graphs differ by a node elsewhere (rank 0 folds away ``x - 0``) still
+    pair. Nodes without a name, or whose name is not unique, are left out."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    consts: dict[str, np.ndarray] = {}
+    for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL and _small(init.dims):
+            try:
+                consts[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError):
+                continue
+    names: dict[str, int] = {}
+    for node in model.graph.node:
+        names[node.name] = names.get(node.name, 0) + 1
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(node.attribute) == 1:
+            attr = node.attribute[0]  # the constant's own value, not an op's semantics
+            if attr.name == "value" and _small(attr.t.dims):
+                try:
+                    consts[node.output[0]] = numpy_helper.to_array(attr.t)
+                except (ValueError, TypeError):
+                    continue
+            elif attr.name in ("value_int", "value_ints"):
+                consts[node.output[0]] = np.asarray(onnx.helper.get_attribute_value(attr), dtype=np.int64)
+    lits: dict[str, tuple[tuple, tuple]] = {}
+    for name, a in consts.items():  # each constant once, however many nodes read it
+        if a.dtype.kind not in "iuf" or a.size == 0:
+            continue
+        if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(np.abs(a) <= 2**53)):
+            continue
+        if a.dtype.kind == "f" and not np.all(a == np.round(a)):
+            continue
+        lits[name] = (tuple(a.shape), tuple(int(v) for v in a.reshape(-1)))
+    out = {}
+    seen: dict[str, int] = {}
+    for node in model.graph.node:
+        if not node.name or names[node.name] != 1:
+            continue
+        stem = _COUNTER.sub("", node.name)
+        nth = seen[stem] = seen.get(stem, -1) + 1
+        for i, name in enumerate(node.input):
+            lit = lits.get(name)
+            if lit is not None:
+                out[(stem, nth, i)] = (*lit, node.name)
+    return out
+
+
+def _small(dims) -> bool:
+    size = 1
+    for d in dims:
+        size *= d
+    return 0 < size <= _LITERAL_SIZE
+
+
+def rank_literals(ranks: Sequence[onnx.ModelProto], per_model=None) -> dict[tuple[str, int, int], list[int]]:
+    """The rank literals of the rank graphs: for each constant read at the same node and input
+    on every rank whose value on file j is ``base + o_j`` (one whole-number shift for every
+    element), with the shifts ``o_j / k`` (``k`` their greatest common divisor, ``o`` counted
+    from the smallest) distinct: the rank index each file's constant says, per site.
+
+    Args:
+        ranks: the rank graphs in the order given (F of them, F >= 2).
+        per_model: ``per_model(fn, ranks) -> [fn(rank) ...]`` (reads a shared graph once);
+            None: each graph is read.
+
+    Returns:
+        ``{(node name stem, its place, input index): [rank of file 0, ..., rank of file F-1]}``; a site whose
+        constant is the same on every file, differs by more than a shift, or groups files
+        (``r // 2``: replicated kv heads) is left out.
+    """
+    import math
+
+    if len(ranks) < 2:
+        return {}
+    per = per_model(_literals_of, ranks) if per_model is not None else [_literals_of(m) for m in ranks]
+    out: dict[tuple[str, int], list[int]] = {}
+    for site, (shape, first, _) in per[0].items():
+        got = [p.get(site) for p in per]
+        if any(g is None or g[0] != shape for g in got):
+            continue
+        shifts = []
+        for _, values, _ in got:
+            d = {v - f for v, f in zip(values, first)}
+            if len(d) != 1:
+                break
+            shifts.append(d.pop())
+        else:
+            low = min(shifts)
+            o = [s - low for s in shifts]
+            k = math.gcd(*o)
+            if k == 0:
+                continue
+            idx = [x // k for x in o]
+            if len(set(idx)) == len(idx):
+                out[site] = idx
+    return out
+
+
+def check_order_by_literals(
+    rank_paths: Sequence[str], literals: Mapping[tuple[str, int, int], Sequence[int]], ranks: Sequence[onnx.ModelProto]
+) -> None:
+    """Refuse files whose rank literals (:func:`rank_literals`) say they are other ranks than
+    their position: out of order, or a rank inside the range missing.
+
+    Rank literals are taken to grow with the rank (``r*k`` with ``k > 0``: slice and vocab
+    starts, position ranges, expert ids); only two or more sites that all say the same thing
+    count (one odd constant cannot tell a misordered file from a bug in one rank's code).
+
+    Args:
+        rank_paths: the rank files in the order given.
+        literals: :func:`rank_literals` of their graphs.
+        ranks: the graphs, to show one literal in the message.
+
+    Raises:
+        InputError: the files are a permutation of ranks 0..F-1 in another order, naming the
+            first file given as another rank and the order to give them in; or they are
+            distinct ranks with a gap (ranks 0, 1, 3: the file of rank 2 is missing).
+    """
+    said = {tuple(v) for v in literals.values()}
+    f = len(rank_paths)
+    if len(literals) < 2 or len(said) != 1:
+        return
+    held = list(next(iter(said)))
+    if held == list(range(f)):
+        return
+    site = min(literals)
+    shown, node = _literal_shown(ranks, site, held)
+    evidence = f"({len(literals)} rank-dependent constants agree; e.g. input {site[2]} of {node}: {shown})"
+    if sorted(held) == list(range(f)):
+        j = next(j for j, r in enumerate(held) if r != j)
+        raise InputError(
+            f"the rank files are out of order: {rank_paths[j]} holds rank {held[j]}'s rank literals, given as rank "
+            f"{j} {evidence}; {_in_order(rank_paths, sorted(range(f), key=held.__getitem__))}"
+        )
+    if held == sorted(held):
+        missing = sorted(set(range(max(held) + 1)) - set(held))
+        which = ", ".join(map(str, missing[:_LISTED])) + (" ..." if len(missing) > _LISTED else "")
+        files = "the file of rank" if len(missing) == 1 else "the files of ranks"
+        raise InputError(
+            f"{files} {which} {'is' if len(missing) == 1 else 'are'} missing: the rank literals of the "
+            f"{f} files given say ranks {', '.join(map(str, held))} {evidence}"
+        )
+
+
+def _literal_shown(ranks: Sequence[onnx.ModelProto], site: tuple, held: Sequence[int]) -> tuple[str, str]:
+    """``0 on rank 0, 32 on rank 1`` for one site, files taken in the rank order they say,
+    and the node's name (on the last of them shown)."""
+    order = sorted(range(len(held)), key=held.__getitem__)[:4]
+    parts = []
+    for j in order:
+        _, values, node = _literals_of(ranks[j])[site]
+        v = values[0] if len(values) == 1 else f"[{values[0]}, ...]"
+        parts.append(f"{v} on rank {held[j]}")
+    return ", ".join(parts) + (" ..." if len(held) > 4 else ""), node

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from analyzer import progress
 from analyzer.engines import DEFAULT_ENGINE, get_engine
 from analyzer.errors import InputError
 from analyzer.facts import FactTables
@@ -120,6 +121,7 @@ def check_facts(inp: CheckInput, seq=None, ranks=None, timings: dict | None = No
     (:mod:`analyzer.solve.oracles`). ``timings`` gets ``facts`` and ``oracles`` seconds."""
     seq = seq if seq is not None else inp.canonical_seq or inp.seq
     ranks = ranks if ranks is not None else inp.canonical_ranks or inp.ranks
+    progress.stage("facts")
     t0 = time.perf_counter()
     facts, copies = graph_facts([seq, *ranks], _same(inp))
     g = seq.graph
@@ -148,6 +150,7 @@ def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> De
     fast = one_rank and not coverage  # the one-rank world does not record which rules fired
 
     tuples = facts.tuples(program.decls)
+    progress.stage("solve")
     t2 = time.perf_counter()
     derived = solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size) if fast else None
     one_rank_solved = derived is not None

@@ -44,6 +44,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from analyzer import progress
 from analyzer.inputs.infer import InputRelation
 from analyzer.layout import PARTIAL_SUM, REPLICATE, Layout
 from analyzer.model import CheckInput, Derivation
@@ -100,6 +101,7 @@ def triage(
     if size > MAX_ELEMENTS:
         verdict.triage = f"numbers not checked: the graphs are too large for the witness ({size:.3g} elements)"
         return deriv, verdict
+    progress.stage("witness")
     sim = _simulate(inp, seed)
     if isinstance(sim, str):
         verdict.triage = f"numbers not checked: {sim}"

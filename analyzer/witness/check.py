@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 
+from analyzer import progress
 from analyzer.inputs.infer import _layout_from_shapes
 from analyzer.layout import REPLICATE, Layout
 from analyzer.model import CheckInput, Contradiction, Derivation, OutputError, WitnessRun
@@ -106,6 +107,7 @@ def run_witness(
         The :class:`~analyzer.model.WitnessRun`; never raises for graphs it cannot run
         (``skipped`` says why).
     """
+    progress.stage("witness")
     run = WitnessRun(seeds=list(range(seed, seed + seeds)))
     fed, aliases = _fed_inputs(inp)
     wanted: dict[str, tuple[Layout, list[str], bool]] = {}
