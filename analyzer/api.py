@@ -30,7 +30,7 @@ from analyzer.verdict.build import Verdict, build_verdict
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CheckResult", "apply_witness", "check", "tables_of"]  # the records live in analyzer.model
+__all__ = ["CheckResult", "check", "tables_of"]  # the records live in analyzer.model
 
 
 @contextlib.contextmanager
@@ -177,15 +177,6 @@ def check(
     if numeric:
         from analyzer.witness.check import run_witness
 
-        apply_witness(result, run_witness(inp, verdict, deriv, seed=seed))
+        result.record_witness(run_witness(inp, verdict, deriv, seed=seed))
     result.seconds = time.perf_counter() - t0
     return result
-
-
-def apply_witness(result: CheckResult, run) -> None:
-    """Record a :class:`~analyzer.model.WitnessRun` on a result: the output errors in
-    ``result.numeric``; a contradiction makes the verdict ``inconsistent``."""
-    result.witness = run
-    result.numeric = {name: out.error for name, out in run.outputs.items()}
-    if run.contradictions:
-        result.verdict_.verdict = "inconsistent"

@@ -210,9 +210,7 @@ def check_mesh(
     primary = (failing or info.checks)[0].result
     result = replace(primary, verdict_=verdict, numeric={}, witness=None, mesh=info, sources=sources)
     if numeric:
-        from analyzer.api import apply_witness
-
-        apply_witness(result, mesh_witness_run(result, str(seq), paths, spec, seed=seed))
+        result.record_witness(mesh_witness_run(result, str(seq), paths, spec, seed=seed))
     result.seconds = time.perf_counter() - t0
     return result
 

@@ -235,6 +235,14 @@ class CheckResult:
             return math.prod(self.mesh.axes.values())
         return self.inputs.world_size
 
+    def record_witness(self, run: WitnessRun) -> None:
+        """Record a numeric witness run: the output errors in ``numeric``; a contradiction makes
+        the verdict ``inconsistent`` (:mod:`analyzer.witness.check`)."""
+        self.witness = run
+        self.numeric = {name: out.error for name, out in run.outputs.items()}
+        if run.contradictions:
+            self.verdict_.verdict = "inconsistent"
+
     @property
     def verdict(self) -> str:
         """``"verified"``, ``"discrepancy"``, ``"unproven"`` (:mod:`analyzer.verdict.triage`) or

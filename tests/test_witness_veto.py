@@ -246,7 +246,6 @@ def test_output_without_a_relation_is_never_a_contradiction(write_models):
 def test_refuted_intermediate_relation_is_a_contradiction(write_models):
     """A Holds row the rules could not have derived soundly (h replicated while each rank holds a
     partial sum) is caught by the intermediate check."""
-    from analyzer.api import apply_witness
     from analyzer.witness.check import run_witness
 
     rank = _RANK.replace("y = Relu(h)", "s = com.microsoft.AllReduce(h)\n  y = Relu(s)")
@@ -268,7 +267,7 @@ def test_refuted_intermediate_relation_is_a_contradiction(write_models):
     run = run_witness(result.inputs, result.verdict_, deriv)
     assert [(c.kind, c.value, c.relation) for c in run.contradictions] == [("intermediate", "h", "Replicate")]
     assert run.contradictions[0].inputs == ["w = Shard(0) [spec]", "x = Shard(1) [spec]"]
-    apply_witness(result, run)
+    result.record_witness(run)
     assert result.verdict == "inconsistent"
 
 

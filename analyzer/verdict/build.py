@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import operator
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.errors import InputError
 from analyzer.facts.source import FrameChoice
-from analyzer.inputs.files import check_regular
 from analyzer.layout import Layout
 from analyzer.model import CheckInput, Derivation
 from analyzer.solve.rulebook import hints_catalog
-from analyzer.verdict.sources import locate_sources
+from analyzer.verdict.sources import locate_sources, read_source_line
 
 __all__ = [
     "OutputVerdict",
@@ -427,39 +424,6 @@ def _outputs(ix: _Index, n: int) -> list[OutputVerdict]:
         else:
             result.append(OutputVerdict(name=s, relation=None))
     return result
-
-
-_MAX_SOURCE_BYTES = 16 << 20  # a source file to quote a line of
-
-
-def read_source_line(file: str, line: int, roots: Sequence[str] = ()) -> str:
-    """The text of ``file:line`` when the file can be found (relative to one of ``roots``, as
-    given, or relative to an entry of ``sys.path`` such as site-packages for
-    ``transformers/models/...``); "" if not. Only ``.py`` files, regular and at most 16 MiB,
-    are read: the path comes from the model."""
-    import sys
-
-    if line <= 0:
-        return ""
-    if not file.endswith(".py"):  # a Python frame; never another file the model names (/etc/shadow, /proc/kmsg)
-        return ""
-    relative = not Path(file).is_absolute()
-    candidates = [Path(r) / file for r in roots if relative] + [Path(file)]
-    candidates += [Path(p) / file for p in sys.path if p and relative]
-    for path in candidates:
-        try:
-            if path.is_file():
-                check_regular(path)  # not a FIFO, device or /proc file behind the name
-                if path.stat().st_size > _MAX_SOURCE_BYTES:
-                    return ""
-                with path.open(encoding="utf-8", errors="replace") as fh:
-                    for i, text in enumerate(fh, 1):
-                        if i == line:
-                            return text.strip()
-                return ""
-        except (OSError, ValueError, InputError):
-            continue
-    return ""
 
 
 def _partial_origin(g: str, node: str, inputs_of: dict, producer: dict, holds: dict) -> str | None:

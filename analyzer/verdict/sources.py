@@ -15,10 +15,13 @@ frame of the user's code was exported, and names the innermost framework frame a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import onnx
 
+from analyzer.errors import InputError
 from analyzer.facts.source import FrameChoice, node_trace, parse_source, pick_frame, stack_frames
+from analyzer.inputs.files import check_regular
 
 __all__ = ["locate_sources"]
 
@@ -69,8 +72,6 @@ def locate_sources(inp, discrepancies: Sequence, choice: FrameChoice | None = No
         discrepancies: :class:`~analyzer.verdict.build.Discrepancy` records, changed in place.
         choice: the user's frame patterns, source root and path map (default: none).
     """
-    from analyzer.verdict.build import read_source_line
-
     choice = choice or FrameChoice()
     graphs: dict[str, _Graph] = {}
 
@@ -115,3 +116,36 @@ def locate_sources(inp, discrepancies: Sequence, choice: FrameChoice | None = No
             d.code = ""
         if d.origin_node:
             d.origin_source, _, _, _ = site_of(d.graph, d.origin_node, d.origin_scope, d.origin_source)
+
+
+_MAX_SOURCE_BYTES = 16 << 20  # a source file to quote a line of
+
+
+def read_source_line(file: str, line: int, roots: Sequence[str] = ()) -> str:
+    """The text of ``file:line`` when the file can be found (relative to one of ``roots``, as
+    given, or relative to an entry of ``sys.path`` such as site-packages for
+    ``transformers/models/...``); "" if not. Only ``.py`` files, regular and at most 16 MiB,
+    are read: the path comes from the model."""
+    import sys
+
+    if line <= 0:
+        return ""
+    if not file.endswith(".py"):  # a Python frame; never another file the model names (/etc/shadow, /proc/kmsg)
+        return ""
+    relative = not Path(file).is_absolute()
+    candidates = [Path(r) / file for r in roots if relative] + [Path(file)]
+    candidates += [Path(p) / file for p in sys.path if p and relative]
+    for path in candidates:
+        try:
+            if path.is_file():
+                check_regular(path)  # not a FIFO, device or /proc file behind the name
+                if path.stat().st_size > _MAX_SOURCE_BYTES:
+                    return ""
+                with path.open(encoding="utf-8", errors="replace") as fh:
+                    for i, text in enumerate(fh, 1):
+                        if i == line:
+                            return text.strip()
+                return ""
+        except (OSError, ValueError, InputError):
+            continue
+    return ""

@@ -37,7 +37,7 @@ import numpy as np
 from analyzer.importers.fx.emit import ONNX_DTYPES
 from analyzer.importers.fx.parse import TensorType
 from analyzer.importers.hlo import attrs as A
-from analyzer.importers.hlo.to_onnx import Const, Ctx, Lazy
+from analyzer.importers.hlo.context import Const, Ctx, Lazy
 
 __all__ = ["HANDLERS"]
 
