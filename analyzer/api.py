@@ -148,6 +148,7 @@ def check(
     with _no_cyclic_gc():
         inp = load_inputs(seq, ranks, spec, pipeline=pipeline, proofs=proofs, world_size=world_size)
         t_load = time.perf_counter() - t0
+        derived_from = inp  # the inputs of the last derivation (the triage adds relations)
         try:
             deriv = derive(
                 inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank
@@ -162,6 +163,8 @@ def check(
                 from analyzer.verdict.triage import triage as triage_on_numbers
 
                 def rederive(more: CheckInput):
+                    nonlocal derived_from
+                    derived_from = more
                     return derive(more, engine=engine, extra_rules=rules, coverage=coverage, memoize=False,
                                   one_rank=one_rank)
 
@@ -180,6 +183,10 @@ def check(
         from analyzer.witness.check import run_witness
 
         apply_witness(result, run_witness(inp, verdict, deriv, seed=seed))
+        if rules and result.witness.contradictions:
+            from analyzer.solve.blame import blame_contradictions
+
+            blame_contradictions(derived_from, rules, result.witness.contradictions, engine=engine)
     result.seconds = time.perf_counter() - t0
     return result
 
