@@ -33,7 +33,15 @@ from pathlib import Path
 from analyzer.datalog.syntax import Atom, Const, Decl, Program
 from analyzer.model import CheckInput, Contradiction, Derivation
 
-__all__ = ["GUARD", "MAX_BLAMED", "blame_contradictions", "blame_user_rules", "derives", "guarded_program", "user_rule_indices"]
+__all__ = [
+    "GUARD",
+    "MAX_BLAMED",
+    "blame_contradictions",
+    "blame_user_rules",
+    "derives",
+    "guarded_program",
+    "user_rule_indices",
+]
 
 #: The guard relation of the user rules (one number column: the rule's index in the program).
 GUARD = "ShardlogUserRuleOn"
