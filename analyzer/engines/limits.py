@@ -27,6 +27,9 @@ characters, far below these limits.
 
 from __future__ import annotations
 
+import os
+import time
+
 from analyzer.datalog.errors import DatalogError
 from analyzer.datalog.strata import strata
 from analyzer.datalog.syntax import Aggregate, Atom, BinOp, Call, Constraint, Program, Rule, Var
@@ -38,12 +41,14 @@ __all__ = [
     "ROWS_PER_FACT",
     "SOUFFLE_MEMORY",
     "SOUFFLE_OUTPUT",
-    "SOUFFLE_SECONDS",
+    "ENGINE_SECONDS",
+    "SECONDS_VAR",
     "Budget",
     "DerivationLimit",
     "OverBudget",
     "builds_value",
     "built_terms",
+    "engine_seconds",
     "limit_error",
     "value_builders",
 ]
@@ -56,12 +61,15 @@ ROWS_PER_FACT = 50
 MAX_ROUNDS = 20_000
 #: Characters of new symbols ``cat`` may build in one run.
 MAX_SYMBOL_CHARS = 8 << 20
+#: Seconds one run may take (every engine), unless ``$SHARDLOG_ENGINE_SECONDS`` says otherwise:
+#: the library's largest example takes seconds on seminaive and clingo, minutes on pydatalog.
+ENGINE_SECONDS = 600.0
+#: The environment variable overriding :data:`ENGINE_SECONDS` (a positive number of seconds).
+SECONDS_VAR = "SHARDLOG_ENGINE_SECONDS"
 #: Address space of a Soufflé subprocess (bytes).
-SOUFFLE_MEMORY = 4 << 30
+SOUFFLE_MEMORY = 1 << 30
 #: Largest file a Soufflé subprocess may write (bytes): an output relation's CSV.
 SOUFFLE_OUTPUT = 1 << 30
-#: Seconds a Soufflé run may take by default (the library's largest example takes ~20 s).
-SOUFFLE_SECONDS = 600.0
 
 
 class DerivationLimit(DatalogError):
@@ -73,7 +81,7 @@ class OverBudget(Exception):
     """Raised inside an engine's evaluation when a :class:`Budget` runs out; the engine turns it
     into a :class:`DerivationLimit` naming the rule."""
 
-    def __init__(self, what: str | OverBudget, rule: int | None = None) -> None:
+    def __init__(self, what: str | OverBudget, rule: int | Rule | None = None) -> None:
         if isinstance(what, OverBudget):  # clingo re-raises a callback's exception as type(exc)(exc)
             what, rule = what.what, what.rule
         super().__init__(what, rule)
@@ -89,11 +97,18 @@ class Budget:
         input_rows: rows of the run's EDB (the row and round limits grow with it).
     """
 
-    def __init__(self, input_rows: int) -> None:
+    def __init__(self, input_rows: int, seconds: float | None = None) -> None:
         self.rows = max(MAX_DERIVED_ROWS, ROWS_PER_FACT * input_rows)
         self.row_limit = self.rows
         self.rounds = max(MAX_ROUNDS, input_rows)
         self.chars = MAX_SYMBOL_CHARS
+        self.seconds = engine_seconds() if seconds is None else seconds
+        self.deadline = time.monotonic() + self.seconds
+
+    def check_time(self, rule: int | Rule | None = None) -> None:
+        """Raise :class:`OverBudget` when the run is over its time limit."""
+        if time.monotonic() > self.deadline:
+            raise OverBudget(f"over {self.seconds:g} s (${SECONDS_VAR})", rule)
 
     def cat(self, *parts: str, rule: int | None = None) -> str:
         """``cat`` that counts the characters it builds (for ``rule``, when known).
@@ -107,7 +122,7 @@ class Budget:
             raise OverBudget(f"over {MAX_SYMBOL_CHARS:,} characters of new symbols built by cat", rule)
         return made
 
-    def spend(self, rows: int, rule: int | None = None) -> None:
+    def spend(self, rows: int, rule: int | Rule | None = None) -> None:
         """Count ``rows`` new rows (or values built by ``rule``).
 
         Raises:
@@ -116,20 +131,41 @@ class Budget:
         self.rows -= rows
         if self.rows < 0:
             raise OverBudget(f"over {self.row_limit:,} derived rows", rule)
+        self.check_time(rule)
 
 
-def limit_error(engine: str, program: Program, rule: int | None, what: str) -> DerivationLimit:
-    """The one-line error of a run stopped at a limit: naming the rule (its ``file:line`` as the
-    error's location) when ``rule`` is known, else the rules that can build new values from
-    derived ones (:func:`value_builders`)."""
+def engine_seconds() -> float:
+    """The time limit of one engine run: ``$SHARDLOG_ENGINE_SECONDS`` or :data:`ENGINE_SECONDS`.
+
+    Raises:
+        InputError: the variable is set to something else than a positive number.
+    """
+    text = os.environ.get(SECONDS_VAR, "").strip()
+    if not text:
+        return ENGINE_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        from analyzer.errors import InputError, escape
+
+        raise InputError(f"${SECONDS_VAR}={escape(text[:40])}: not a positive number of seconds")
+    return value
+
+
+def limit_error(engine: str, program: Program, rule: int | Rule | None, what: str) -> DerivationLimit:
+    """The one-line error of a run stopped at a limit: naming the rule (an index in
+    ``program.rules`` or the rule; its ``file:line`` is the error's location) when it is known,
+    else the rules that can build new values from derived ones (:func:`value_builders`)."""
     if rule is not None:
-        r = program.rules[rule]
+        r = program.rules[rule] if isinstance(rule, int) else rule
         return DerivationLimit(
             f"derivation stopped: {what} ({engine} engine limits) while evaluating the rule deriving "
             f"{r.head.relation}: does it build new values from derived ones forever?",
             r.loc,
         )
-    builders = value_builders(program)
+    builders = sorted(value_builders(program), key=lambda i: _in_library(program.rules[i].loc.file))
     shown = ", ".join(f"{program.rules[i].loc} ({program.rules[i].head.relation})" for i in builders[:3])
     more = f" and {len(builders) - 3} more" if len(builders) > 3 else ""
     who = (
@@ -137,7 +173,21 @@ def limit_error(engine: str, program: Program, rule: int | None, what: str) -> D
         if builders
         else "no recursive rule builds new values: a join too large for the limits?"
     )
-    return DerivationLimit(f"derivation stopped: {what} ({engine} engine limits; it does not say which rule); {who}")
+    return DerivationLimit(
+        f"derivation stopped: {what} ({engine} engine limits; {engine} does not say which rule); {who}"
+    )
+
+
+def _in_library(file: str | None) -> bool:
+    """Whether a rule file is one of the bundled library's (a user's rules are named first)."""
+    from pathlib import Path
+
+    from analyzer.solve.rulebook import rules_dir, schemas_dir
+
+    if not file:
+        return True
+    folders = {rules_dir().resolve(), schemas_dir().resolve()}
+    return any(folder in Path(file).resolve().parents for folder in folders)
 
 
 def value_builders(program: Program) -> list[int]:

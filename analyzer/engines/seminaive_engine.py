@@ -37,7 +37,8 @@ Runaway rules stop with an error naming the rule (:class:`DerivationLimit`,
 :mod:`analyzer.engines.limits`): a run derives at
 most ``max(MAX_DERIVED_ROWS, ROWS_PER_FACT x input rows)`` rows, a recursive component
 completes in at most ``max(MAX_ROUNDS, input rows)`` rounds, and ``cat`` builds at most
-:data:`MAX_SYMBOL_CHARS` characters of new symbols in a run. A rule whose head builds new
+:data:`MAX_SYMBOL_CHARS` characters of new symbols in a run, and a run takes at most
+``$SHARDLOG_ENGINE_SECONDS`` (default 600). A rule whose head builds new
 values from derived ones (``Holds(cat(s, "x"), k, a, p) :- Holds(s, k, a, p).``, or ``N(x + 1)
 :- N(x).``) derives forever otherwise. The bundled library derives 1-2.2 rows per input row in
 at most ~3,200 rounds (``examples/mixtral_ep2_adamw``: 108,459 rows from 49,859, 3,209 rounds)
@@ -245,9 +246,10 @@ def _call(code: dict, fn: str, rule_index: int, program, *args) -> None:
 
 
 def _spend(budget: _Budget, delta: Mapping[str, set], comp: _Component, todo, program) -> None:
-    budget.rows -= sum(len(new) for new in delta.values())
-    if budget.rows < 0:
-        raise _limit(program, _grown_rule(comp, todo, delta, program), f"over {budget.row_limit:,} derived rows")
+    try:
+        budget.spend(sum(len(new) for new in delta.values()))
+    except OverBudget as exc:
+        raise _limit(program, _grown_rule(comp, todo, delta, program), exc.what) from None
 
 
 def _grown_rule(comp: _Component, todo, delta: Mapping[str, set], program) -> int:
