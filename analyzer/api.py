@@ -102,8 +102,10 @@ def check(
         numeric: also run the numeric witness (random inputs, simulated collectives; on seeds
             ``seed, seed + 1, ...``, :mod:`analyzer.witness.check`): ``result.numeric`` holds the
             error of every output, ``result.witness`` what it found; a derived relation it refutes
-            makes the verdict ``inconsistent``; a witness that cannot run leaves the verdict as it
-            was (``result.witness.skipped`` says why).
+            makes the verdict ``inconsistent`` (with ``rules``, each refuted relation's ``rules``
+            names the user rules it is traced to, :mod:`analyzer.solve.blame`; not for a mesh
+            spec's checks); a witness that cannot run leaves the verdict as it was
+            (``result.witness.skipped`` says why).
         seed: first random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
         memoize: solve each run of identical decoder layers once (:mod:`analyzer.speedups.memo`).

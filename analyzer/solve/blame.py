@@ -117,6 +117,7 @@ def blame_user_rules(
     users = user_rule_indices(program, bundled)
     if not users or not refuted:
         return {}
+    inp = dataclasses.replace(inp, proofs=None)  # the files' checks ran with the check itself
     guarded = program.kept("_blame_guarded", lambda p: guarded_program(p, users))
     runs: dict[frozenset, Derivation] = {}
 
