@@ -20,6 +20,14 @@ The checked program is translated to clingo's input language (see
 clingo integers are signed 32-bit: fact values outside that range are rejected, and
 arithmetic overflow wraps around silently (as with Soufflé's default 32-bit ``number``).
 
+Runaway rules (:mod:`analyzer.engines.limits`): grounding cannot be interrupted, so in a rule
+that builds values in a recursive component (:func:`~analyzer.engines.limits.value_builders`)
+each value it builds for its head goes through ``@grow(i, value)`` and each ``cat`` through
+``@cat_in(i, ...)``; both count against the run's :class:`~analyzer.engines.limits.Budget` and,
+over it, raise out of ``Control.ground`` (clingo re-raises a callback's exception), naming rule
+``i``. The library has 21 such rules; the calls cost ``examples/mixtral_ep2_adamw``'s check
+~0.3 s of 5.2 s.
+
 Fact loading: the EDB is formatted (and type-checked) in Python as one block of
 ``r_Name(...).`` lines and handed to ``Control.add`` in a single call. Measured on this
 project's 2-core build machine (clingo 5.8.3, CPython 3.11, a 2-column symbol relation;

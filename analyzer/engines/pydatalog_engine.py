@@ -30,6 +30,12 @@ of nothing derive nothing. When the aggregate body uses a variable of the rule w
 binding it (``count : { B(y), y < x }`` with ``x`` bound outside), the auxiliary body also
 gets the rule's other literals that do not depend on aggregate results.
 
+Runaway rules (:mod:`analyzer.engines.limits`): the naive iteration counts the rows each
+clause adds and the rounds of each component, ``cat`` its characters (kept aside when over the
+limit: pyDatalog swallows an exception raised inside an operation), and the run's time is
+checked between clauses; over a limit, :class:`~analyzer.engines.limits.DerivationLimit` names
+the rule.
+
 What pyDatalog cannot do here raises :class:`EngineUnavailable` naming the construct: such
 an aggregate when the literals binding ``x`` are recursive with the rule's head. It is
 slow: shardlog's rule library on the 2-rank llama example takes minutes (clingo: 0.5 s).
