@@ -102,8 +102,10 @@ def check(
         numeric: also run the numeric witness (random inputs, simulated collectives; on seeds
             ``seed, seed + 1, ...``, :mod:`analyzer.witness.check`): ``result.numeric`` holds the
             error of every output, ``result.witness`` what it found; a derived relation it refutes
-            makes the verdict ``inconsistent``; a witness that cannot run leaves the verdict as it
-            was (``result.witness.skipped`` says why).
+            makes the verdict ``inconsistent`` (with ``rules``, each refuted relation's ``rules``
+            names the user rules it is traced to, :mod:`analyzer.solve.blame`; not for a mesh
+            spec's checks); a witness that cannot run leaves the verdict as it was
+            (``result.witness.skipped`` says why).
         seed: first random seed of the numeric witness.
         coverage: record which rules fired (``result.derivation.coverage``).
         memoize: solve each run of identical decoder layers once (:mod:`analyzer.speedups.memo`).
@@ -149,6 +151,7 @@ def check(
     with _no_cyclic_gc():
         inp = load_inputs(seq, ranks, spec, pipeline=pipeline, proofs=proofs, world_size=world_size)
         t_load = time.perf_counter() - t0
+        derived_from = inp  # the inputs of the last derivation (the triage adds relations)
         try:
             deriv = derive(
                 inp, engine=engine, extra_rules=rules, coverage=coverage, memoize=memoize, one_rank=one_rank
@@ -160,6 +163,8 @@ def check(
                 from analyzer.verdict.triage import triage as triage_on_numbers
 
                 def rederive(more: CheckInput):
+                    nonlocal derived_from
+                    derived_from = more
                     return derive(more, engine=engine, extra_rules=rules, coverage=coverage, memoize=False,
                                   one_rank=one_rank)
 
@@ -178,5 +183,9 @@ def check(
         from analyzer.witness.check import run_witness
 
         result.record_witness(run_witness(inp, verdict, deriv, seed=seed))
+        if rules and result.witness.contradictions:
+            from analyzer.solve.blame import blame_contradictions
+
+            blame_contradictions(derived_from, rules, result.witness.contradictions, engine=engine)
     result.seconds = time.perf_counter() - t0
     return result

@@ -169,6 +169,8 @@ class Contradiction:
         tolerance: the tolerance it exceeds.
         seed: the witness seed that shows it.
         inputs: the input relations upstream of the value (``name = layout [established]``).
+        rules: the user rules (``--rules``) the relation is traced to, ``file:line`` each
+            (:mod:`analyzer.solve.blame`); empty when the library's rules alone derive it.
     """
 
     kind: str
@@ -179,6 +181,7 @@ class Contradiction:
     tolerance: float
     seed: int
     inputs: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
 
 
 @dataclass

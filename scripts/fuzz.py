@@ -183,6 +183,7 @@ class Case:
         args: the arguments after the command; ``{dir}`` is replaced by the folder.
         command: the subcommand (``check``, ``import-fx``, ``facts``, ``query``, ``rules test``).
         expect: the exit codes this input may end in (None: 0, 1 or 2).
+        says: text the output must hold (e.g. the file:line of a rule it must name), if any.
     """
 
     category: str
@@ -191,6 +192,7 @@ class Case:
     args: list[str]
     command: str = "check"
     expect: tuple[int, ...] | None = None
+    says: str = ""
 
 
 @dataclass
@@ -210,6 +212,7 @@ class Outcome:
     max_rss_mb: float = 0.0
     payload_ran: bool = False
     subprocess: bool = False
+    says: str = ""
 
 
 # --------------------------------------------------------------------------- seeds
@@ -1040,6 +1043,7 @@ def run_one(case: Case, base: Path, *, in_subprocess: bool = False) -> Outcome:
             max_rss_mb=_max_rss_mb(children=in_subprocess),
             payload_ran=(folder / PAYLOAD_MARKER).exists(),
             subprocess=in_subprocess and not any("\x00" in a for a in args),
+            says=case.says,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -1220,6 +1224,8 @@ def problems(out: Outcome) -> list[str]:
         bad.append(f"input files changed: {out.changed}")
     if out.payload_ran:
         bad.append("a payload in the input ran")
+    if out.says and out.says not in text:
+        bad.append(f"the output does not say {out.says!r}")
     return bad
 
 

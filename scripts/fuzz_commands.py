@@ -10,7 +10,8 @@ Categories (issue 20; ``docs/fuzzing.md`` lists them with the figures of the las
 - ``yaml``: YAML bombs of random width and depth, recursive aliases, integers over 4,300
   digits, deep nesting, long scalars, in relation specs.
 - ``rules``: rule text mutated from the bundled library (truncated, bytes flipped, spliced),
-  deep expressions, runaway recursion building new values, relations of the verdict, in
+  deep expressions, runaway recursion building new values (on each engine), relations of the
+  verdict, wrong user transfer rules refuted by --numeric (naming the rule), in
   golden cases run by ``rules test --engine seminaive`` and in ``check --rules`` folders.
 - ``fx``: torch.fx dumps mutated (truncated, bytes flipped, lines spliced, deep expressions,
   code that would create a marker file if run), through ``import-fx`` and ``check``.
@@ -262,9 +263,48 @@ def _mutate_text(rng: random.Random, text: str) -> tuple[str, bytes]:
     return kind, data
 
 
+#: user rules that build values forever, for check --rules on an engine (line 3 runs away; the
+#: OutLayout rule keeps them relevant). Each ends at a limit within ~10 s on the engines listed;
+#: the slower ones (clingo's 500,000 numbers, pyDatalog, Soufflé's numbers stopped only by the
+#: time limit) are tests/test_runaway.py's.
+_USER_RUNAWAY = [
+    (
+        '.decl Num(x: number)\nNum(0) :- Node("seq", _, _, _, _).\nNum(x + 1) :- Num(x).\n'
+        'OutLayout(n, r, m, 0, "Shard", x, "") :- Num(x), Pair(n, r, m), x < 0.\n',
+        ("seminaive",),
+    ),
+    (
+        '.decl Name(s: symbol)\nName(n) :- Node("seq", n, _, _, _).\nName(cat(s, "x")) :- Name(s).\n'
+        'OutLayout(n, r, m, 0, "Shard", 0, "") :- Name(s), Pair(n, r, m), s = "never".\n',
+        ("seminaive", "clingo", "souffle"),
+    ),
+]
+
+
+def _installed(engines: tuple[str, ...]) -> list[str]:
+    """The engines of ``engines`` that can run here (Soufflé is a binary that may be absent)."""
+    from analyzer.engines import get_engine
+
+    return [e for e in engines if not type(get_engine(e)).unavailable_reason()]
+#: wrong user transfer rules (line 2 derives what the numbers refute on the seed graphs), with
+#: the ranks they fire on: --numeric ends in exit 4 naming the rule
+_WRONG_RULES = [
+    (  # each rank adds the replicated bias to its partial sum: counted twice
+        '// wrong\nOutLayout(n, r, m, 0, "Partial", a, p) :- Node("seq", n, "Add", "", _),\n'
+        '    InPiece(n, r, m, 0, "Partial", a, p), InPiece(n, r, m, 1, "Replicate", _, _).\n',
+        "rank_bug",
+    ),
+    (  # a row-parallel MatMul gives a partial sum, not the whole value
+        '// wrong\nOutLayout(n, r, m, 0, "Replicate", -1, "") :- Node("seq", n, "MatMul", "", _),\n'
+        '    InPiece(n, r, m, 0, "Shard", 1, _), InPiece(n, r, m, 1, "Shard", 0, _).\n',
+        "rank",
+    ),
+]
+
+
 def _rules(rng: random.Random, models: dict, k: int = -1) -> Case:
     d = "{dir}"
-    kind = rng.choice(["golden"] * 6 + ["runaway", "protected", "check"])
+    kind = rng.choice(["golden"] * 12 + ["runaway", "protected", "check"] * 2 + ["engine runaway", "wrong rule"])
     files: dict[str, bytes | Link] = {"g/case/facts/E.facts": b"a\t3\nb\t0\n", "g/case/expected/F.csv": b""}
     args = [f"{d}/g", "--engine", "seminaive"]
     if kind == "golden":
@@ -280,6 +320,18 @@ def _rules(rng: random.Random, models: dict, k: int = -1) -> Case:
     if kind == "protected":
         files["rules/x.dl"] = (rng.choice(_PROTECTED) + "\n").encode()
         return Case("rules", "check --rules: a relation of the verdict", files, cargs, expect=(2,))
+    if kind == "engine runaway":
+        text, engines = rng.choice(_USER_RUNAWAY)
+        engine = rng.choice(_installed(engines))
+        files["rules/x.dl"] = text.encode()
+        name = f"check --rules --engine {engine}: runaway user rule"
+        return Case("rules", name, files, [*cargs, "--engine", engine], expect=(2,), says="x.dl:3:")
+    if kind == "wrong rule":
+        text, ranks = rng.choice(_WRONG_RULES)
+        files["rank0.onnx"] = files["rank1.onnx"] = fuzz._ser(models[ranks])
+        files["rules/x.dl"] = text.encode()
+        return Case("rules", "check --rules --numeric: a wrong user rule", files, [*cargs, "--numeric"],
+                    expect=(4,), says="derived by the user rule")
     how, data = _mutate_text(rng, _library_rule(rng))
     files["rules/x.dl"] = data
     return Case("rules", f"check --rules: {how}", files, cargs)

@@ -30,6 +30,12 @@ of nothing derive nothing. When the aggregate body uses a variable of the rule w
 binding it (``count : { B(y), y < x }`` with ``x`` bound outside), the auxiliary body also
 gets the rule's other literals that do not depend on aggregate results.
 
+Runaway rules (:mod:`analyzer.engines.limits`): the naive iteration counts the rows each
+clause adds and the rounds of each component, ``cat`` its characters (kept aside when over the
+limit: pyDatalog swallows an exception raised inside an operation), and the run's time is
+checked between clauses; over a limit, :class:`~analyzer.engines.limits.DerivationLimit` names
+the rule.
+
 What pyDatalog cannot do here raises :class:`EngineUnavailable` naming the construct: such
 an aggregate when the literals binding ``x`` are recursive with the rule's head. It is
 slow: shardlog's rule library on the 2-rank llama example takes minutes (clingo: 0.5 s).
@@ -81,6 +87,7 @@ from analyzer.engines.base import (
     finish_outputs,
     validate_facts,
 )
+from analyzer.engines.limits import Budget, OverBudget, builds_value, limit_error
 
 __all__ = ["PyDatalogEngine"]
 
@@ -257,12 +264,14 @@ def _atoms(body: Iterable[BodyLiteral]) -> Iterable[Atom]:
 class _Builder:
     """Turns syntax nodes into pyDatalog objects for one run."""
 
-    def __init__(self, errors: list[DatalogError]) -> None:
+    def __init__(self, errors: list[DatalogError], budget: Budget | None = None) -> None:
         from pyDatalog import pyParser
 
         self.pp = pyParser
         self.errors = errors
         self.wild = 0
+        self.budget = budget or Budget(0)
+        self.over: OverBudget | None = None
 
     # Python functions used as pyDatalog operations ------------------------------------
     def _guarded(self, fn: Callable[..., object]) -> Callable[..., object]:
@@ -277,6 +286,16 @@ class _Builder:
 
         call.__name__ = getattr(fn, "__name__", "fn")
         return call
+
+    def _counted_cat(self, *parts: str) -> str | None:
+        """``cat`` within the run's :class:`~analyzer.engines.limits.Budget`; over it, the
+        :class:`~analyzer.engines.limits.OverBudget` is kept in ``self.over`` (pyDatalog swallows
+        an exception raised inside an operation) and the rule instance does not fire."""
+        try:
+            return _SYM + self.budget.cat(*(p[1:] for p in parts))
+        except OverBudget as exc:
+            self.over = self.over or exc
+            return None
 
     def var(self, name: str) -> object:
         return self.pp.Term(f"V_{name}")
@@ -297,7 +316,10 @@ class _Builder:
             fn = _ARITH[term.op]
             return pp.Operation(None, fn, [self.term(term.left), self.term(term.right)])
         if isinstance(term, Call):
-            fn = self._guarded(_FUNCTORS[term.name])
+            if term.name == "cat":  # counts the characters it builds (analyzer.engines.limits)
+                fn = self._guarded(self._counted_cat)
+            else:
+                fn = self._guarded(_FUNCTORS[term.name])
             return pp.Operation(None, fn, [self.term(a) for a in term.args])
         raise EngineUnavailable(f"pydatalog cannot evaluate {type(term).__name__} at {term.loc}; use --engine clingo")
 
@@ -438,7 +460,8 @@ class PyDatalogEngine(Engine):
         from pyDatalog import pyDatalog, pyEngine
 
         errors: list[DatalogError] = []
-        builder = _Builder(errors)
+        budget = Budget(sum(map(len, edb.values())))
+        builder = _Builder(errors, budget)
         known: dict[str, set[tuple]] = {name: set() for name in plan.arities}
 
         def add(name: str, rows: Iterable[tuple]) -> int:
@@ -483,12 +506,34 @@ class PyDatalogEngine(Engine):
                 continue
             clauses = [c for name in comp for c in by_head.get(name, ())]
             heads = [name for name in comp for _ in by_head.get(name, ())]
-            while clauses:  # naive iteration to the component's fixpoint
-                if not sum(add(head, ask(*clause)) for head, clause in zip(heads, clauses)):
+            rounds = 0
+            while clauses:  # naive iteration to the component's fixpoint, within the run's limits
+                grown: dict[str, int] = {}
+                for head, clause in zip(heads, clauses):
+                    try:
+                        grown[clause[0]] = added = add(head, ask(*clause))
+                        if builder.over is not None:
+                            raise builder.over
+                        budget.spend(added)
+                    except OverBudget as exc:
+                        raise limit_error("pydatalog", program, plan.rules[int(clause[0][5:])], exc.what) from None
+                if not sum(grown.values()):
                     break
+                rounds += 1
+                if rounds > budget.rounds:
+                    blamed = _grown_rule(plan, grown)
+                    raise limit_error("pydatalog", program, blamed, f"over {budget.rounds:,} rounds")
         if errors:
             raise errors[0]
         return finish_outputs(program, {name: [_decode(row) for row in known[name]] for name in program.outputs})
+
+
+def _grown_rule(plan: _Plan, grown: dict[str, int]) -> Rule:
+    """The rule to blame for a round's growth: of the clauses that added most rows, one whose
+    head builds a value first."""
+    most = max(grown.values())
+    rules = [plan.rules[int(clause[5:])] for clause, n in grown.items() if n == most]
+    return next((r for r in rules if builds_value(r)), rules[0])
 
 
 def _components(plan: _Plan) -> list[list[str]]:

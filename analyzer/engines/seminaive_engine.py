@@ -33,10 +33,12 @@ bytes):
   derive nothing over no binding (Soufflé; the clingo translation guards ``#sup``/``#inf``
   for the same result).
 
-Runaway rules stop with an error naming the rule (:class:`DerivationLimit`): a run derives at
+Runaway rules stop with an error naming the rule (:class:`DerivationLimit`,
+:mod:`analyzer.engines.limits`): a run derives at
 most ``max(MAX_DERIVED_ROWS, ROWS_PER_FACT x input rows)`` rows, a recursive component
 completes in at most ``max(MAX_ROUNDS, input rows)`` rounds, and ``cat`` builds at most
-:data:`MAX_SYMBOL_CHARS` characters of new symbols in a run. A rule whose head builds new
+:data:`MAX_SYMBOL_CHARS` characters of new symbols in a run, and a run takes at most
+``$SHARDLOG_ENGINE_SECONDS`` (default 600). A rule whose head builds new
 values from derived ones (``Holds(cat(s, "x"), k, a, p) :- Holds(s, k, a, p).``, or ``N(x + 1)
 :- N(x).``) derives forever otherwise. The bundled library derives 1-2.2 rows per input row in
 at most ~3,200 rounds (``examples/mixtral_ep2_adamw``: 108,459 rows from 49,859, 3,209 rounds)
@@ -64,6 +66,16 @@ from analyzer.datalog.errors import DatalogError
 from analyzer.datalog.strata import strata
 from analyzer.datalog.syntax import Atom, BinOp, Call, Program
 from analyzer.engines.base import Engine, finish_outputs, validate_facts
+from analyzer.engines.limits import (
+    MAX_DERIVED_ROWS,
+    MAX_ROUNDS,
+    MAX_SYMBOL_CHARS,
+    ROWS_PER_FACT,
+    DerivationLimit,
+    OverBudget,
+    limit_error,
+)
+from analyzer.engines.limits import Budget as _Budget
 from analyzer.engines.seminaive_codegen import RUNTIME, key_columns, rule_source
 from analyzer.speedups.relevance import kept_on_facts, program_shapes
 
@@ -76,42 +88,6 @@ __all__ = [
     "SemiNaiveEngine",
     "program_source",
 ]
-
-#: Rows one run may derive, at least (see the module docstring).
-MAX_DERIVED_ROWS = 500_000
-#: Rows one run may derive per input row, when that is more than :data:`MAX_DERIVED_ROWS`.
-ROWS_PER_FACT = 50
-#: Rounds one recursive component may take, at least (at most the number of input rows otherwise).
-MAX_ROUNDS = 20_000
-#: Characters of new symbols ``cat`` may build in one run.
-MAX_SYMBOL_CHARS = 8 << 20
-
-
-class DerivationLimit(DatalogError):
-    """A run went over one of the limits of the module docstring; ``loc`` is the rule's."""
-
-
-class _Budget:
-    """What is left of one run's limits."""
-
-    def __init__(self, input_rows: int) -> None:
-        self.rows = max(MAX_DERIVED_ROWS, ROWS_PER_FACT * input_rows)
-        self.row_limit = self.rows
-        self.rounds = max(MAX_ROUNDS, input_rows)
-        self.chars = MAX_SYMBOL_CHARS
-
-    def cat(self, *parts: str) -> str:
-        """``cat`` that counts the characters it builds."""
-        made = "".join(parts)
-        self.chars -= len(made)
-        if self.chars < 0:
-            raise _OverBudget(f"over {MAX_SYMBOL_CHARS:,} characters of new symbols built by cat")
-        return made
-
-
-class _OverBudget(Exception):
-    """Raised inside a rule function; :func:`_call` names the rule."""
-
 
 class SemiNaiveEngine(Engine):
     """Evaluate with rules compiled to Python (embedded, no dependency; the default)."""
@@ -262,17 +238,18 @@ def _call(code: dict, fn: str, rule_index: int, program, *args) -> None:
     """Run one rule function; a functor error or a limit met inside it names the rule."""
     try:
         code[fn](*args)
-    except _OverBudget as exc:
-        raise _limit(program, rule_index, str(exc)) from None
+    except OverBudget as exc:
+        raise _limit(program, rule_index, exc.what) from None
     except DatalogError as exc:  # a functor error (to_number("x")): say which rule
         rule = program.rules[rule_index]
         raise DatalogError(f"{exc.message} (in the rule deriving {rule.head.relation})", rule.loc) from None
 
 
 def _spend(budget: _Budget, delta: Mapping[str, set], comp: _Component, todo, program) -> None:
-    budget.rows -= sum(len(new) for new in delta.values())
-    if budget.rows < 0:
-        raise _limit(program, _grown_rule(comp, todo, delta, program), f"over {budget.row_limit:,} derived rows")
+    try:
+        budget.spend(sum(len(new) for new in delta.values()))
+    except OverBudget as exc:
+        raise _limit(program, _grown_rule(comp, todo, delta, program), exc.what) from None
 
 
 def _grown_rule(comp: _Component, todo, delta: Mapping[str, set], program) -> int:
@@ -285,12 +262,7 @@ def _grown_rule(comp: _Component, todo, delta: Mapping[str, set], program) -> in
 
 
 def _limit(program, rule_index: int, what: str) -> DerivationLimit:
-    rule = program.rules[rule_index]
-    return DerivationLimit(
-        f"derivation stopped: {what} (seminaive engine limits) while evaluating the rule deriving "
-        f"{rule.head.relation}: does it build new values from derived ones forever?",
-        rule.loc,
-    )
+    return limit_error("seminaive", program, rule_index, what)
 
 
 def _added(out: Mapping[str, set[tuple]], store: _Store) -> dict[str, set[tuple]]:

@@ -60,6 +60,7 @@ from analyzer.engines.base import (
     finish_outputs,
     validate_facts,
 )
+from analyzer.engines.limits import SOUFFLE_MEMORY, SOUFFLE_OUTPUT, engine_seconds, limit_error
 from analyzer.speedups.relevance import kept_on_facts
 
 __all__ = ["ENV_VAR", "SouffleEngine", "find_souffle", "souffle_messages"]
@@ -155,7 +156,8 @@ class SouffleEngine(Engine):
 
     Args:
         executable: Path or name of the binary; ``None``: :func:`find_souffle`.
-        timeout: Seconds before the run is abandoned.
+        timeout: Seconds before the run is abandoned; ``None``:
+            :func:`~analyzer.engines.limits.engine_seconds` (``$SHARDLOG_ENGINE_SECONDS``, 600).
         jobs: Threads for Soufflé (``-j``); ``None`` leaves Soufflé's default (1).
     """
 
@@ -166,7 +168,7 @@ class SouffleEngine(Engine):
     #: run the whole program (tests)
     prune = True
 
-    def __init__(self, executable: str | None = None, timeout: float = 3600.0, jobs: int | None = None) -> None:
+    def __init__(self, executable: str | None = None, timeout: float | None = None, jobs: int | None = None) -> None:
         self.executable = executable
         self.timeout = timeout
         self.jobs = jobs
@@ -236,16 +238,21 @@ class SouffleEngine(Engine):
             if self.jobs is not None:
                 cmd += ["-j", str(self.jobs)]
             cmd.append(str(source))
+            seconds = self.timeout if self.timeout is not None else engine_seconds()
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, check=False)
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds, check=False,
+                                      preexec_fn=_limit_resources if os.name == "posix" else None)
             except subprocess.TimeoutExpired:
-                raise EngineError(f"souffle did not finish within {self.timeout:g} s") from None
+                raise limit_error("souffle", program, None, f"over {seconds:g} s") from None
             except OSError as exc:
                 raise EngineUnavailable(f"cannot run {exe}: {exc.strerror or exc}; use the default engine") from None
             messages = souffle_messages(proc.stderr, str(source), origins)
             for kind, message in messages:
                 if kind == "warning":
                     warnings.warn(EngineWarning(f"souffle: {message}"), stacklevel=2)
+            over = _over_limit(proc.returncode, proc.stderr)
+            if over:
+                raise limit_error("souffle", program, None, over)
             if proc.returncode != 0:
                 errors = [m for k, m in messages if k == "error"] or ["no message"]
                 bad = next((m for m in map(_TO_NUMBER.search, errors) if m), None)
@@ -266,3 +273,30 @@ class SouffleEngine(Engine):
                         "tab or newline does not fit Soufflé's tab-separated output"
                     ) from None
         return finish_outputs(program, rows)
+
+
+def _limit_resources() -> None:
+    """In the Soufflé subprocess, before it runs: the address space and the size of any file it
+    writes are bounded (:data:`~analyzer.engines.limits.SOUFFLE_MEMORY`,
+    :data:`~analyzer.engines.limits.SOUFFLE_OUTPUT`), so a runaway rule ends in an allocation
+    failure or ``SIGXFSZ`` instead of exhausting the machine."""
+    import resource
+
+    for which, cap in ((resource.RLIMIT_AS, SOUFFLE_MEMORY), (resource.RLIMIT_FSIZE, SOUFFLE_OUTPUT)):
+        soft, hard = resource.getrlimit(which)
+        cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(which, (cap, hard))
+
+
+def _over_limit(returncode: int, stderr: str) -> str | None:
+    """What limit of :func:`_limit_resources` a Soufflé run that failed went over, or None."""
+    import signal
+
+    if returncode == -getattr(signal, "SIGXFSZ", 25):
+        return f"an output file over {SOUFFLE_OUTPUT >> 20:,} MiB"
+    if returncode != 0 and any(m in stderr for m in ("bad_alloc", "Cannot allocate memory", "std::length_error")):
+        return f"over {SOUFFLE_MEMORY >> 30} GiB of memory"
+    if returncode in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) and not stderr.strip():
+        return f"killed by signal {-returncode} (memory limit {SOUFFLE_MEMORY >> 30} GiB?)"
+    return None

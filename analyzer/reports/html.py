@@ -460,7 +460,7 @@ def _given_html(result: CheckResult) -> str:
 
 def _witness_html(result: CheckResult) -> str:
     """The numeric witness's contradictions (cards) and why it could not run."""
-    from analyzer.reports.text import INCONSISTENCY_HINT, contradiction_text
+    from analyzer.reports.text import contradiction_text, inconsistency_hint
 
     w = result.witness
     if w is None:
@@ -476,13 +476,15 @@ def _witness_html(result: CheckResult) -> str:
         parts.append(f"<h2>Internal inconsistencies ({len(w.contradictions)})</h2>")
     for i, c in enumerate(w.contradictions):
         rows = "".join(f"<li><code>{_e(x)}</code></li>" for x in c.inputs)
+        rules = "".join(f'<dt>derived by user rule</dt><dd class="user-rule"><code>{_e(x)}</code></dd>'
+                        for x in c.rules)
         parts.append(
             f'<div class="card inconsistency" id="inconsistency-{i}"><h3>Internal inconsistency {i + 1}: '
             f"<code>{_e(c.value)}</code> = {_e(c.relation)}</h3>"
             f"<p>{_e(contradiction_text(c, result.world_size))}</p>"
-            f"<dl><dt>rank values</dt><dd><code>{_e(', '.join(c.rank_values))}</code></dd></dl>"
+            f"<dl><dt>rank values</dt><dd><code>{_e(', '.join(c.rank_values))}</code></dd>{rules}</dl>"
             f"<details><summary>{len(c.inputs)} input relations upstream</summary><ul>{rows}</ul></details>"
-            f'<div class="hint"><b>hint:</b> {_e(INCONSISTENCY_HINT)}</div></div>'
+            f'<div class="hint"><b>hint:</b> {_e(inconsistency_hint(c))}</div></div>'
         )
     return "".join(parts)
 

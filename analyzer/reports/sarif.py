@@ -279,12 +279,12 @@ def _contradictions(result: CheckResult) -> list:
 
 
 def _contradiction_result(c, result: CheckResult, rule_index: dict[str, int]) -> dict:
-    from analyzer.reports.text import INCONSISTENCY_HINT, contradiction_text
+    from analyzer.reports.text import contradiction_text, inconsistency_hint
 
     rule_id = "internal-inconsistency"
-    text = f"{contradiction_text(c, result.world_size)}; {INCONSISTENCY_HINT}"
+    text = f"{contradiction_text(c, result.world_size)}; {inconsistency_hint(c)}"
     key = "\x1f".join([rule_id, c.kind, c.value, c.relation])
-    return {
+    out = {
         "ruleId": rule_id,
         "ruleIndex": rule_index[rule_id],
         "level": "error",
@@ -307,8 +307,27 @@ def _contradiction_result(c, result: CheckResult, rule_index: dict[str, int]) ->
             "tolerance": c.tolerance,
             "seed": c.seed,
             "inputRelations": [_clean(x) for x in c.inputs],
+            "userRules": [_clean(x) for x in c.rules],
         },
     }
+    rules = [loc for loc in (_rule_location(x) for x in c.rules) if loc is not None]
+    if rules:  # the user rule is where the fix goes: the primary location, the graph's value beside it
+        value = out["locations"][0]
+        out["locations"] = [{"physicalLocation": rules[0], "logicalLocations": value["logicalLocations"]}]
+        out["relatedLocations"] = [
+            *({"id": i, "physicalLocation": loc, "message": {"text": "user rule"}} for i, loc in enumerate(rules)),
+            {"id": len(rules), "physicalLocation": value["physicalLocation"], "message": {"text": "the checked graph"}},
+        ]
+    return out
+
+
+def _rule_location(source: str) -> dict | None:
+    """A ``physicalLocation`` for a user rule's ``file:line`` (relative to the working directory)."""
+    file, line = _split_source(source)
+    artifact = _artifact(file, None) if file else None
+    if artifact is None:
+        return None
+    return {"artifactLocation": artifact, "region": {"startLine": line}} if line else {"artifactLocation": artifact}
 
 
 def _base_ids(result: CheckResult) -> dict:

@@ -39,7 +39,8 @@ JSON schema version 1 (``--json REPORT.json``)::
                   "outputs": {name: {"error": float, "scale": float, "tolerance": float, "seed": int}},
                   "contradictions": [{"kind": "output" | "intermediate" | "input", "value": str, "relation": str,
                                       "rank_values": [str], "error": float, "tolerance": float,
-                                      "seed": int, "inputs": [str]}]},
+                                      "seed": int, "inputs": [str],
+                                      "rules": [str]}]},  # user rules it is traced to, file:line
       "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
       "mesh": {"axes": {name: size}, "checks": [{"axis": str, "label": str, "ranks": [int],
                "verdict": str, "reused": str}]}   # only with a mesh spec (docs/mesh.md)
@@ -65,6 +66,7 @@ __all__ = [
     "print_text",
     "print_coverage",
     "contradiction_text",
+    "inconsistency_hint",
     "given_text",
     "relation_text",
     "EVIDENCE",
@@ -178,10 +180,24 @@ def contradiction_text(c, n: int) -> str:
         "output": f"output {c.value} = {c.relation} on {on}, which the rules derived",
         "input": f"the input relation {c.value} = {c.relation} on {on}",
     }.get(c.kind, f"intermediate value {c.value} = {c.relation} on {on}, which the rules derived")
-    return (
+    text = (
         f"the numeric witness refutes {what}: max abs error {c.error:.3g} > tolerance {c.tolerance:.3g} "
         f"(seed {c.seed})"
     )
+    rules = getattr(c, "rules", None)
+    if rules:
+        text += f"; derived by the user rule{'s' if len(rules) > 1 else ''} {', '.join(rules)}"
+    return text
+
+
+def inconsistency_hint(c) -> str:
+    """What a :class:`~analyzer.model.Contradiction` means: a user rule to fix when it is traced
+    to one (``c.rules``), else :data:`INCONSISTENCY_HINT`."""
+    if getattr(c, "rules", None):
+        which = "this user rule derives" if len(c.rules) == 1 else "these user rules derive (together with the library)"
+        return (f"{which} a relation the numbers refute: it is wrong for this graph (fix its pattern or remove "
+                "it; the program itself may be correct)")
+    return INCONSISTENCY_HINT
 
 
 #: what a contradiction means, for every report
@@ -208,7 +224,7 @@ def _print_witness(result: CheckResult, console: Console, n: int) -> None:
         shown = c.inputs[:8]
         more = f", ... {len(c.inputs) - len(shown)} more" if len(c.inputs) > len(shown) else ""
         console.print(f"  input relations upstream: {escape(', '.join(shown)) or 'none'}{more}")
-        console.print(f"  [yellow]hint:[/] {INCONSISTENCY_HINT}")
+        console.print(f"  [yellow]hint:[/] {escape(inconsistency_hint(c))}")
 
 
 def _ranks_text(n: int, pipeline: bool = False) -> str:

@@ -42,7 +42,7 @@ from analyzer.speedups.memo import solve_collapsed
 from analyzer.speedups.one_rank import solve_one_rank
 from analyzer.speedups.symmetry import probe_relations
 
-__all__ = ["check_facts", "derive"]
+__all__ = ["bundled_files", "check_facts", "derive", "derive_program", "load_rules"]
 
 
 def derive(
@@ -73,10 +73,19 @@ def derive(
             the verdict or the core library (:mod:`analyzer.solve.trust`).
         analyzer.engines.EngineUnavailable: the engine cannot run here.
     """
+    program = load_rules(extra_rules)
+    return derive_program(inp, program, engine=engine, coverage=coverage, memoize=memoize, one_rank=one_rank)
+
+
+def load_rules(extra_rules: Sequence[str | Path] = ()):
+    """The rule program of a check: the library and the ``*.dl`` files of the user folders
+    ``extra_rules``, checked against the trust boundary (:mod:`analyzer.solve.trust`).
+
+    Raises:
+        InputError: as :func:`derive`.
+    """
     for folder in extra_rules:
         check_folder(folder, "rules folder")
-    if inp.proofs is not None and not memoize:
-        inp.proofs.start()
     try:
         if extra_rules:  # the user files first, alone: refused or malformed ones fail fast
             user_files = rule_files([Path(p) for p in extra_rules])[len(rule_files()) :]
@@ -85,11 +94,34 @@ def derive(
     except ValueError as exc:  # DatalogError
         raise InputError(f"rules: {exc}") from None
     if extra_rules:
-        check_user_rules(program, [*schema_files(), *rule_files()])
+        check_user_rules(program, bundled_files())
+    return program
+
+
+def bundled_files() -> list[Path]:
+    """The library's own rule and schema files (every other file of a program is a user's)."""
+    return [*schema_files(), *rule_files()]
+
+
+def derive_program(
+    inp: CheckInput,
+    program,
+    *,
+    engine: str = DEFAULT_ENGINE,
+    coverage: bool = False,
+    memoize: bool = True,
+    one_rank: bool = True,
+    extra_facts: dict[str, list[tuple]] | None = None,
+) -> Derivation:
+    """:func:`derive` with a loaded program (:func:`load_rules`); ``extra_facts`` are added to
+    the check's facts (relations the program declares, e.g. the guards of
+    :mod:`analyzer.solve.blame`)."""
+    if inp.proofs is not None and not memoize:
+        inp.proofs.start()
     runner = get_engine(engine)
 
     def solve(seq, ranks) -> Derivation:
-        return _run(inp, seq, ranks, program, runner, coverage, one_rank)
+        return _run(inp, seq, ranks, program, runner, coverage, one_rank, extra_facts)
 
     def solve_all() -> Derivation:
         note = "off"
@@ -141,7 +173,7 @@ def check_facts(inp: CheckInput, seq=None, ranks=None, timings: dict | None = No
     return facts, copies
 
 
-def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> Derivation:
+def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool, extra_facts=None) -> Derivation:
     """The check's facts (:func:`check_facts`) and one engine run of ``program`` over them."""
     times: dict = {}
     facts, copies = check_facts(inp, seq, ranks, times)
@@ -151,6 +183,8 @@ def _run(inp, seq, ranks, program, runner, coverage: bool, one_rank: bool) -> De
 
     tuples = facts.tuples(program.decls)
     progress.stage("solve")
+    if extra_facts:
+        tuples = {**tuples, **extra_facts}
     t2 = time.perf_counter()
     derived = solve_one_rank(program, run_program, runner, tuples, copies, inp.world_size) if fast else None
     one_rank_solved = derived is not None
