@@ -1,4 +1,4 @@
-"""The default engine: clingo, embedded through its Python API.
+"""The clingo engine (`--engine clingo`), embedded through its Python API; the default is seminaive.
 
 The checked program is translated to clingo's input language (see
 ``docs/datalog_subset.md`` for the full mapping):
@@ -483,7 +483,7 @@ class _Context:
 
 
 class ClingoEngine(Engine):
-    """Evaluate with clingo (embedded; the default engine)."""
+    """Evaluate with clingo (embedded)."""
 
     name = "clingo"
 
