@@ -291,6 +291,7 @@ def parse(argv):
     sel.add_argument("--all", action="store_true")
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--stack-frames", type=int, default=3)
+    p.add_argument("--out", default=None, help="output folder of one --case (default examples/<case>)")
     return p.parse_args(argv)
 
 
