@@ -75,6 +75,8 @@ FIX_HINT = {
     # hand-written idioms (scripts/export_tp_idioms.py)
     "local_max": "reduce-over-shard",
     "norm_not_averaged": "scaled-not-divided",
+    "mask_end": "vocab-range",
+    "predicted_not_reduced": "missing-allreduce",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "state_offset": "optimizer-state-layout",
