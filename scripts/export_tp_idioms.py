@@ -30,6 +30,13 @@ rank's local tensors:
   (``vocab_end = start + V/N - 1`` with the ``>=`` test kept), so each range's last id is
   masked on every rank; ``predicted_not_reduced`` — the all-reduce of the predicted logit
   dropped.
+* ``vocab_argmax`` (Qwen3): the model's output is the greedy next token at every position,
+  ``logits.argmax(-1)`` (a module ``next_tokens`` after ``lm_head``). The ranks keep the logits
+  vocab-sharded and decode as a vocab-parallel sampler does (Megatron-LM's and vLLM's greedy
+  decoding without gathering the logits): each rank's row max and its argmax, the index offset
+  by the rank's vocab start ``r*V/N``, both all-gathered, the winner the rank with the largest
+  max (the first one on a tie, as ``argmax`` picks the first index). Bug ``rank_offset``: the
+  offset by the rank's vocab start missing (one line).
 * ``qknorm_allreduce`` (OLMo2): OLMo2 normalizes the whole query and key projections
   (``q_norm``/``k_norm`` over all heads). HF's plan gathers q and k before the norm; here the
   projections stay column-parallel and the norm is tensor-parallel, as vLLM's
@@ -67,6 +74,9 @@ BUGS = {
     "predicted_not_reduced": "the vocab-parallel cross-entropy does not all-reduce the predicted logit "
     "(all_reduce(predicted_logits, SUM) dropped): a rank whose range does not hold the target "
     "subtracts 0 instead of the target's logit",
+    "rank_offset": "the vocab-parallel greedy decoding does not offset a rank's local argmax by the "
+    "rank's vocab start (local_idx + rank * V/N dropped): a token won on rank r > 0 is returned as "
+    "its index within the rank's chunk",
     "norm_not_averaged": "the tensor-parallel q/k RMSNorm all-reduces the local mean of squares but does "
     "not divide it by the world size (variance = all_reduce(variance) instead of all_reduce(variance) / N): "
     "the variance is N times too large",
@@ -82,6 +92,9 @@ PRESETS = {
     "qwen3_tp2_vocab_ce": dict(_CE),
     "qwen3_tp2_vocab_ce_bug_mask_end": dict(_CE, bug="mask_end", bug_module="loss"),
     "qwen3_tp2_vocab_ce_bug_predicted_not_reduced": dict(_CE, bug="predicted_not_reduced", bug_module="loss"),
+    "qwen3_tp2_vocab_argmax": dict(_CE, idiom="vocab_argmax"),
+    "qwen3_tp2_vocab_argmax_bug_rank_offset": dict(_CE, idiom="vocab_argmax", bug="rank_offset",
+                                                   bug_module="next_tokens"),
     "qwen3_tp2_vocab_softmax": dict(_SOFTMAX),
     "qwen3_tp2_vocab_softmax_bug_local_max": dict(_SOFTMAX, bug="local_max", bug_module="probs"),
     "olmo2_tp2_qknorm_allreduce": dict(model="olmo2", idiom="qknorm_allreduce", **{**_SMALL, "kv_heads": 4}),
@@ -90,16 +103,17 @@ PRESETS = {
         bug_module="model.layers.0.self_attn.q_norm", **{**_SMALL, "kv_heads": 4},
     ),
 }
-OUTPUT = {"vocab_softmax": "probs", "vocab_ce": "loss", "qknorm_allreduce": "logits"}
+OUTPUT = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens", "qknorm_allreduce": "logits"}
 #: the idioms on vocab-sharded logits (lm_head ColwiseParallel() with its local output) and the
 #: module each adds after lm_head
-HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss"}
+HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens"}
 # the source file of the first discrepancy: the sequential softmax this script adds; HF's
 # Olmo2RMSNorm whose mean the ranks compute by hand
 BUG_SOURCE = {
     "local_max": "scripts/export_tp_idioms.py",
     "mask_end": "scripts/export_tp_idioms.py",
     "predicted_not_reduced": "scripts/export_tp_idioms.py",
+    "rank_offset": "scripts/export_tp_idioms.py",
     "norm_not_averaged": "transformers/models/olmo2/",
 }
 
@@ -182,6 +196,36 @@ def ce_head(rank: int = 0, group=None, bug: str | None = None):
     return VocabCrossEntropy()
 
 
+def vocab_parallel_argmax(logits, rank: int, world: int, group, bug: str | None):
+    """``logits.argmax(-1)`` of vocab-sharded ``logits`` [B, S, V/N]: the rank's row max and
+    argmax, the index offset by the rank's vocab start, both all-gathered (rank order on axis
+    0), the index of the rank with the largest max taken (the first such rank on a tie, as
+    ``argmax`` keeps the first index); returns the token ids [B, S] on every rank."""
+    from torch.distributed._functional_collectives import all_gather_tensor
+
+    local_max, local_idx = logits.max(dim=-1)
+    if bug != "rank_offset":
+        local_idx = local_idx + rank * logits.size(-1)  # BUG rank_offset (one line): this line dropped
+    maxes = all_gather_tensor(local_max, 0, group).view(world, *local_max.shape)
+    ids = all_gather_tensor(local_idx, 0, group).view(world, *local_idx.shape)
+    winner = maxes.argmax(dim=0, keepdim=True)
+    return ids.gather(0, winner).squeeze(0)
+
+
+def argmax_head(rank: int = 0, world: int = 1, group=None, bug: str | None = None):
+    """The module ``next_tokens``: ``logits.argmax(-1)`` sequentially,
+    :func:`vocab_parallel_argmax` on a rank (``group`` given)."""
+    import torch
+
+    class VocabArgmax(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return logits.argmax(dim=-1)
+            return vocab_parallel_argmax(logits, rank, world, group, bug)
+
+    return VocabArgmax()
+
+
 def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
     """A tensor-parallel RMSNorm over a column-parallel projection (vLLM's
     MiniMaxText01RMSNormTP): the local mean of squares all-reduced and divided by the world
@@ -230,6 +274,11 @@ def _plan(args, cfg):
             "vocab-parallel softmax by hand: all_reduce(row max, MAX), exp, all_reduce(row sums), divide"
             + ("  # BUG: the max not all-reduced" if args.bug == "local_max" else "")
         )
+    elif args.idiom == "vocab_argmax":
+        desc["next_tokens"] = (
+            "vocab-parallel greedy decoding: local max and argmax, index + r*V/N, all_gather(max), "
+            "all_gather(index), the index of the largest max" + ("  # BUG: + r*V/N dropped" if args.bug else "")
+        )
     elif args.idiom == "vocab_ce":
         desc["loss"] = (
             "Megatron-LM vocab_parallel_cross_entropy: all_reduce(row max, MAX), targets masked to "
@@ -254,6 +303,8 @@ def _forward(model, args):
             return model.probs(logits)
         if args.idiom == "vocab_ce":
             return model.loss(logits, *labels)
+        if args.idiom == "vocab_argmax":
+            return model.next_tokens(logits)
         return logits
 
     forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
@@ -308,6 +359,8 @@ def produce(args, command: str) -> dict:
         ref = torch.softmax(ref_logits, -1)
     elif args.idiom == "vocab_ce":
         ref = ce_head()(ref_logits, inputs[1])
+    elif args.idiom == "vocab_argmax":
+        ref = ref_logits.argmax(-1)
     else:
         ref = ref_logits
     hf_class = hf.FAMILIES[args.model][1]
@@ -321,6 +374,8 @@ def produce(args, command: str) -> dict:
         model.probs = softmax_head()
     if args.idiom == "vocab_ce":
         model.loss = ce_head()
+    if args.idiom == "vocab_argmax":
+        model.next_tokens = argmax_head()
 
     gm = _trace(_forward(model, args), inputs)
     seq = hf.export_onnx(gm, inputs, hf.constant_names(gm, model), rank=-1, world_size=1, input_names=input_names,
@@ -344,6 +399,8 @@ def produce(args, command: str) -> dict:
                 model.probs = softmax_head(group, args.bug)
             if args.idiom == "vocab_ce":
                 model.loss = ce_head(r, group, args.bug)
+            if args.idiom == "vocab_argmax":
+                model.next_tokens = argmax_head(r, n, group, args.bug)
             if args.idiom == "qknorm_allreduce":
                 for layer in model.model.layers:
                     attn = layer.self_attn
@@ -374,14 +431,15 @@ def produce(args, command: str) -> dict:
         max_err = float(max(np.max(np.abs(o - seq_out)) for o in outs))
     print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
     layout = "Shard(2): rank r holds vocab chunk r" if args.idiom == "vocab_softmax" else "Replicate"
-    shape = list(ids.shape) if args.idiom == "vocab_ce" else [*ids.shape, cfg.vocab_size]
+    shape = list(ids.shape) if args.idiom in ("vocab_ce", "vocab_argmax") else [*ids.shape, cfg.vocab_size]
+    dtype = "int64" if args.idiom == "vocab_argmax" else "float32"
     model_data = {
         "hf_class": hf_class,
         "transformers_version": str(transformers.__version__),
         "torch_version": str(torch.__version__),
         "config": hf.config_summary(cfg, args),
         "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
-        "output": {"name": output, "shape": shape, "dtype": "float32", "ranks": layout},
+        "output": {"name": output, "shape": shape, "dtype": dtype, "ranks": layout},
     }
     if args.idiom == "vocab_ce":
         model_data["labels"] = {"name": "labels", "shape": list(ids.shape), "dtype": "int64",

@@ -77,6 +77,7 @@ FIX_HINT = {
     "norm_not_averaged": "scaled-not-divided",
     "mask_end": "vocab-range",
     "predicted_not_reduced": "missing-allreduce",
+    "rank_offset": "vocab-range",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "state_offset": "optimizer-state-layout",
