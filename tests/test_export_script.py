@@ -54,8 +54,11 @@ def test_example_case_is_well_formed(folder: Path):
     seq_inits = {t.name for t in seq.graph.initializer}
     for r in range(n):
         rank = onnx.load(str(folder / f"rank{r}.onnx"))
-        # a whole model (input_ids -> logits) or one layer (DeepSpeed-MoE: hidden_states -> output)
-        assert [i.name for i in rank.graph.input] == [case["model"].get("input", {}).get("name", "input_ids")]
+        # a whole model (input_ids -> logits) or one layer (DeepSpeed-MoE: hidden_states -> output);
+        # a loss takes the labels too (scripts/export_tp_idioms.py's vocab_ce)
+        inputs = [case["model"].get("input", {}).get("name", "input_ids")]
+        inputs += [case["model"]["labels"]["name"]] if "labels" in case["model"] else []
+        assert [i.name for i in rank.graph.input] == inputs
         assert [o.name for o in rank.graph.output] == [case["model"].get("output", {}).get("name", "logits")]
         ops = {(node.domain, node.op_type) for node in rank.graph.node}
         # tensor parallel gathers the logits; expert parallel (scripts/export_moe.py) all-reduces
