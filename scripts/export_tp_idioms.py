@@ -37,6 +37,11 @@ rank's local tensors:
   by the rank's vocab start ``r*V/N``, both all-gathered, the winner the rank with the largest
   max (the first one on a tie, as ``argmax`` picks the first index). Bug ``rank_offset``: the
   offset by the rank's vocab start missing (one line).
+* ``vocab_topk`` (Qwen3): the model's output is the ids of the ``k = 4`` most likely next tokens
+  at every position, ``logits.topk(4, -1).indices`` (a module ``topk_ids``). Each rank's top k
+  and their ids offset by the rank's vocab start, both all-gathered, laid out rank-major along
+  the last axis (``permute`` + ``reshape``), the top k of those and their ids. Bug
+  ``rank_offset``: the offset missing.
 * ``qknorm_allreduce`` (OLMo2): OLMo2 normalizes the whole query and key projections
   (``q_norm``/``k_norm`` over all heads). HF's plan gathers q and k before the norm; here the
   projections stay column-parallel and the norm is tensor-parallel, as vLLM's
@@ -95,6 +100,8 @@ PRESETS = {
     "qwen3_tp2_vocab_argmax": dict(_CE, idiom="vocab_argmax"),
     "qwen3_tp2_vocab_argmax_bug_rank_offset": dict(_CE, idiom="vocab_argmax", bug="rank_offset",
                                                    bug_module="next_tokens"),
+    "qwen3_tp2_vocab_topk": dict(_CE, idiom="vocab_topk"),
+    "qwen3_tp2_vocab_topk_bug_rank_offset": dict(_CE, idiom="vocab_topk", bug="rank_offset", bug_module="topk_ids"),
     "qwen3_tp2_vocab_softmax": dict(_SOFTMAX),
     "qwen3_tp2_vocab_softmax_bug_local_max": dict(_SOFTMAX, bug="local_max", bug_module="probs"),
     "olmo2_tp2_qknorm_allreduce": dict(model="olmo2", idiom="qknorm_allreduce", **{**_SMALL, "kv_heads": 4}),
@@ -103,10 +110,17 @@ PRESETS = {
         bug_module="model.layers.0.self_attn.q_norm", **{**_SMALL, "kv_heads": 4},
     ),
 }
-OUTPUT = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens", "qknorm_allreduce": "logits"}
+OUTPUT = {
+    "vocab_softmax": "probs",
+    "vocab_ce": "loss",
+    "vocab_argmax": "next_tokens",
+    "vocab_topk": "topk_ids",
+    "qknorm_allreduce": "logits",
+}
 #: the idioms on vocab-sharded logits (lm_head ColwiseParallel() with its local output) and the
 #: module each adds after lm_head
-HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens"}
+HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens", "vocab_topk": "topk_ids"}
+TOPK = 4
 # the source file of the first discrepancy: the sequential softmax this script adds; HF's
 # Olmo2RMSNorm whose mean the ranks compute by hand
 BUG_SOURCE = {
@@ -226,6 +240,37 @@ def argmax_head(rank: int = 0, world: int = 1, group=None, bug: str | None = Non
     return VocabArgmax()
 
 
+def vocab_parallel_topk(logits, k: int, rank: int, world: int, group, bug: str | None):
+    """The ids of the ``k`` largest of vocab-sharded ``logits`` [B, S, V/N] (``topk(k, -1)``):
+    each rank's top k and their ids offset by the rank's vocab start, both all-gathered and laid
+    out rank-major along the last axis [B, S, N*k], the top k of those; returns the ids
+    [B, S, k] on every rank (ties keep the lower id first: lower ranks come first)."""
+    from torch.distributed._functional_collectives import all_gather_tensor
+
+    vals, ids = logits.topk(k, dim=-1)
+    if bug != "rank_offset":
+        ids = ids + rank * logits.size(-1)  # BUG rank_offset (one line): this line dropped
+    shape = (*vals.shape[:-1], world * k)
+    gv = all_gather_tensor(vals, 0, group).view(world, *vals.shape).permute(1, 2, 0, 3).reshape(shape)
+    gi = all_gather_tensor(ids, 0, group).view(world, *ids.shape).permute(1, 2, 0, 3).reshape(shape)
+    pos = gv.topk(k, dim=-1).indices
+    return gi.gather(gi.dim() - 1, pos)  # a positive axis: onnx.reference mishandles GatherElements(axis=-1)
+
+
+def topk_head(rank: int = 0, world: int = 1, group=None, bug: str | None = None):
+    """The module ``topk_ids``: ``logits.topk(TOPK, -1).indices`` sequentially,
+    :func:`vocab_parallel_topk` on a rank (``group`` given)."""
+    import torch
+
+    class VocabTopk(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return logits.topk(TOPK, dim=-1).indices
+            return vocab_parallel_topk(logits, TOPK, rank, world, group, bug)
+
+    return VocabTopk()
+
+
 def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
     """A tensor-parallel RMSNorm over a column-parallel projection (vLLM's
     MiniMaxText01RMSNormTP): the local mean of squares all-reduced and divided by the world
@@ -279,6 +324,11 @@ def _plan(args, cfg):
             "vocab-parallel greedy decoding: local max and argmax, index + r*V/N, all_gather(max), "
             "all_gather(index), the index of the largest max" + ("  # BUG: + r*V/N dropped" if args.bug else "")
         )
+    elif args.idiom == "vocab_topk":
+        desc["topk_ids"] = (
+            f"vocab-parallel top-{TOPK}: local topk, ids + r*V/N, all_gather both, rank-major along the "
+            "last axis, topk of those" + ("  # BUG: + r*V/N dropped" if args.bug else "")
+        )
     elif args.idiom == "vocab_ce":
         desc["loss"] = (
             "Megatron-LM vocab_parallel_cross_entropy: all_reduce(row max, MAX), targets masked to "
@@ -305,6 +355,8 @@ def _forward(model, args):
             return model.loss(logits, *labels)
         if args.idiom == "vocab_argmax":
             return model.next_tokens(logits)
+        if args.idiom == "vocab_topk":
+            return model.topk_ids(logits)
         return logits
 
     forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
@@ -361,6 +413,8 @@ def produce(args, command: str) -> dict:
         ref = ce_head()(ref_logits, inputs[1])
     elif args.idiom == "vocab_argmax":
         ref = ref_logits.argmax(-1)
+    elif args.idiom == "vocab_topk":
+        ref = ref_logits.topk(TOPK, -1).indices
     else:
         ref = ref_logits
     hf_class = hf.FAMILIES[args.model][1]
@@ -376,6 +430,8 @@ def produce(args, command: str) -> dict:
         model.loss = ce_head()
     if args.idiom == "vocab_argmax":
         model.next_tokens = argmax_head()
+    if args.idiom == "vocab_topk":
+        model.topk_ids = topk_head()
 
     gm = _trace(_forward(model, args), inputs)
     seq = hf.export_onnx(gm, inputs, hf.constant_names(gm, model), rank=-1, world_size=1, input_names=input_names,
@@ -401,6 +457,8 @@ def produce(args, command: str) -> dict:
                 model.loss = ce_head(r, group, args.bug)
             if args.idiom == "vocab_argmax":
                 model.next_tokens = argmax_head(r, n, group, args.bug)
+            if args.idiom == "vocab_topk":
+                model.topk_ids = topk_head(r, n, group, args.bug)
             if args.idiom == "qknorm_allreduce":
                 for layer in model.model.layers:
                     attn = layer.self_attn
@@ -431,8 +489,9 @@ def produce(args, command: str) -> dict:
         max_err = float(max(np.max(np.abs(o - seq_out)) for o in outs))
     print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
     layout = "Shard(2): rank r holds vocab chunk r" if args.idiom == "vocab_softmax" else "Replicate"
-    shape = list(ids.shape) if args.idiom in ("vocab_ce", "vocab_argmax") else [*ids.shape, cfg.vocab_size]
-    dtype = "int64" if args.idiom == "vocab_argmax" else "float32"
+    shape = {"vocab_ce": list(ids.shape), "vocab_argmax": list(ids.shape),
+             "vocab_topk": [*ids.shape, TOPK]}.get(args.idiom, [*ids.shape, cfg.vocab_size])
+    dtype = "int64" if args.idiom in ("vocab_argmax", "vocab_topk") else "float32"
     model_data = {
         "hf_class": hf_class,
         "transformers_version": str(transformers.__version__),
