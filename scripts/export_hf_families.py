@@ -113,6 +113,7 @@ def parse(argv):
     sel.add_argument("--all", action="store_true")
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--stack-frames", type=int, default=3)
+    p.add_argument("--out", default=None, help="output folder of one --case (default examples/<case>)")
     p.add_argument("--no-verify", dest="verify", action="store_false")
     return p.parse_args(argv)
 

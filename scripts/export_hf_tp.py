@@ -128,6 +128,7 @@ from analyzer.export.pipeline import (  # noqa: E402, F401
     torch_export,
     trace,
 )
+from analyzer.export.plan import style_of, style_text  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SEQ_LEN = 8
@@ -329,26 +330,17 @@ def tp_plan(args, cfg, mesh):
             tp_forms.apply_bug(args.bug, args.bug_module, plan, desc, form)
         return plan, desc
 
-    # HF's plan entries (transformers/integrations/tensor_parallel.py) as PyTorch styles;
-    # "replicated_with_grad_allreduce" (Qwen3's q_norm/k_norm) is a replicated module: no style
-    styles = {
-        "colwise": (ColwiseParallel, {}, "ColwiseParallel()"),
-        "rowwise": (RowwiseParallel, {}, "RowwiseParallel()"),
-        "colwise_gather_output": (ColwiseParallel, {"output_layouts": Replicate()},
-                                  "ColwiseParallel(output_layouts=Replicate())"),
-        "rowwise_split_input": (RowwiseParallel, {"input_layouts": Replicate()},
-                                "RowwiseParallel(input_layouts=Replicate())"),
-    }
+    # HF's plan entries as PyTorch styles: analyzer.export.plan reads HF's words (a word that
+    # leaves the module replicated, Qwen3's q_norm/k_norm, has no style)
     plan, desc = {}, {}
     for pattern, kind in cfg.base_model_tp_plan.items():
-        if kind == "replicated_with_grad_allreduce":
+        where = f"{cfg.model_type} tp plan: {pattern}"
+        style, text = style_of(kind, where), style_text(kind)
+        if style is None:
             continue
-        if kind not in styles:
-            raise SystemExit(f"unsupported tp plan entry {pattern}: {kind}")
-        style, kwargs, text = styles[kind]
         for i in range(cfg.num_hidden_layers):
             fqn = "model." + pattern.replace("*", str(i))
-            plan[fqn] = style(**kwargs)
+            plan[fqn] = style_of(kind, where)  # one instance per module
             desc[fqn] = text
     for fqn in ("model.embed_tokens", "lm_head"):
         plan[fqn] = ColwiseParallel(output_layouts=Replicate())
@@ -691,7 +683,8 @@ def preset_args(parse_fn, presets, name, args):
     for k, v in presets[name].items():
         setattr(base, k, v)
     base.verify, base.tol, base.stack_frames = args.verify, args.tol, args.stack_frames
-    base.out = str(REPO / "examples" / name)
+    one_out = getattr(args, "out", None) and not getattr(args, "all", False)
+    base.out = str(args.out) if one_out else str(REPO / "examples" / name)  # --out: one case elsewhere
     return base
 
 

@@ -16,6 +16,32 @@ rank's local tensors:
   the shifted logits, their row sums all-reduced, a division; each rank returns its vocab
   chunk of the probabilities. Bug ``local_max``: the row max is not all-reduced (one line), so
   each rank shifts by its own max and the chunks are normalized inconsistently.
+* ``vocab_ce`` (Qwen3): the model's output is the per-token loss
+  ``torch.nn.functional.cross_entropy(logits, labels, reduction="none")`` (a module ``loss``
+  this script adds after ``lm_head``; ``labels`` is a graph input). The ranks keep the logits
+  vocab-sharded and compute the loss as Megatron-LM's ``vocab_parallel_cross_entropy``
+  (megatron/core/tensor_parallel/cross_entropy.py): the row max all-reduced with ``MAX`` and
+  subtracted, the targets masked to the rank's range ``[r*V/N, (r+1)*V/N)`` (ids outside -> 0
+  and their predicted logit zeroed), the predicted logit all-reduced, the row sums of the
+  exponentials all-reduced, ``loss = log(sum_exp) - predicted``, then zeroed where the label
+  is ``-100`` (the caller's loss mask: cross_entropy's ``ignore_index``). The predicted logit is picked
+  with ``gather`` on the 2-D view (Megatron indexes ``logits_2d[arange, masked_target]``; the
+  value is the same). Bugs (one line each): ``mask_end`` — the range end taken inclusive
+  (``vocab_end = start + V/N - 1`` with the ``>=`` test kept), so each range's last id is
+  masked on every rank; ``predicted_not_reduced`` — the all-reduce of the predicted logit
+  dropped.
+* ``vocab_argmax`` (Qwen3): the model's output is the greedy next token at every position,
+  ``logits.argmax(-1)`` (a module ``next_tokens`` after ``lm_head``). The ranks keep the logits
+  vocab-sharded and decode as a vocab-parallel sampler does (Megatron-LM's and vLLM's greedy
+  decoding without gathering the logits): each rank's row max and its argmax, the index offset
+  by the rank's vocab start ``r*V/N``, both all-gathered, the winner the rank with the largest
+  max (the first one on a tie, as ``argmax`` picks the first index). Bug ``rank_offset``: the
+  offset by the rank's vocab start missing (one line).
+* ``vocab_topk`` (Qwen3): the model's output is the ids of the ``k = 4`` most likely next tokens
+  at every position, ``logits.topk(4, -1).indices`` (a module ``topk_ids``). Each rank's top k
+  and their ids offset by the rank's vocab start, both all-gathered, laid out rank-major along
+  the last axis (``permute`` + ``reshape``), the top k of those and their ids. Bug
+  ``rank_offset``: the offset missing.
 * ``qknorm_allreduce`` (OLMo2): OLMo2 normalizes the whole query and key projections
   (``q_norm``/``k_norm`` over all heads). HF's plan gathers q and k before the norm; here the
   projections stay column-parallel and the norm is tensor-parallel, as vLLM's
@@ -47,6 +73,15 @@ BUGS = {
     "local_max": "the vocab-parallel softmax shifts each rank's logits by its own row max: "
     "m = logits.max(-1) is not all-reduced with MAX (all_reduce(m, 'max', group) dropped), so the "
     "ranks' exponentials are scaled differently and their all-reduced row sums mix them",
+    "mask_end": "the vocab-parallel cross-entropy takes the rank's vocab range end as inclusive "
+    "(vocab_end = vocab_start + V/N - 1, the mask test target >= vocab_end kept): the last id of each "
+    "rank's range is masked on every rank, so its predicted logit is 0 and its loss wrong",
+    "predicted_not_reduced": "the vocab-parallel cross-entropy does not all-reduce the predicted logit "
+    "(all_reduce(predicted_logits, SUM) dropped): a rank whose range does not hold the target "
+    "subtracts 0 instead of the target's logit",
+    "rank_offset": "the vocab-parallel greedy decoding does not offset a rank's local argmax by the "
+    "rank's vocab start (local_idx + rank * V/N dropped): a token won on rank r > 0 is returned as "
+    "its index within the rank's chunk",
     "norm_not_averaged": "the tensor-parallel q/k RMSNorm all-reduces the local mean of squares but does "
     "not divide it by the world size (variance = all_reduce(variance) instead of all_reduce(variance) / N): "
     "the variance is N times too large",
@@ -56,7 +91,17 @@ _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2, layers=
 # (a correct case within 1e-5, a bug above 1e-2), on weights twice as large as the others' so
 # the logits spread over a few units and a wrong shift shows
 _SOFTMAX = dict(model="qwen3", idiom="vocab_softmax", init_range=0.2, tol=1e-5, **_SMALL)
+# the loss: weights twice as large too, so that a target logit that is dropped shows
+_CE = dict(model="qwen3", idiom="vocab_ce", init_range=0.2, **_SMALL)
 PRESETS = {
+    "qwen3_tp2_vocab_ce": dict(_CE),
+    "qwen3_tp2_vocab_ce_bug_mask_end": dict(_CE, bug="mask_end", bug_module="loss"),
+    "qwen3_tp2_vocab_ce_bug_predicted_not_reduced": dict(_CE, bug="predicted_not_reduced", bug_module="loss"),
+    "qwen3_tp2_vocab_argmax": dict(_CE, idiom="vocab_argmax"),
+    "qwen3_tp2_vocab_argmax_bug_rank_offset": dict(_CE, idiom="vocab_argmax", bug="rank_offset",
+                                                   bug_module="next_tokens"),
+    "qwen3_tp2_vocab_topk": dict(_CE, idiom="vocab_topk"),
+    "qwen3_tp2_vocab_topk_bug_rank_offset": dict(_CE, idiom="vocab_topk", bug="rank_offset", bug_module="topk_ids"),
     "qwen3_tp2_vocab_softmax": dict(_SOFTMAX),
     "qwen3_tp2_vocab_softmax_bug_local_max": dict(_SOFTMAX, bug="local_max", bug_module="probs"),
     "olmo2_tp2_qknorm_allreduce": dict(model="olmo2", idiom="qknorm_allreduce", **{**_SMALL, "kv_heads": 4}),
@@ -65,10 +110,26 @@ PRESETS = {
         bug_module="model.layers.0.self_attn.q_norm", **{**_SMALL, "kv_heads": 4},
     ),
 }
-OUTPUT = {"vocab_softmax": "probs", "qknorm_allreduce": "logits"}
+OUTPUT = {
+    "vocab_softmax": "probs",
+    "vocab_ce": "loss",
+    "vocab_argmax": "next_tokens",
+    "vocab_topk": "topk_ids",
+    "qknorm_allreduce": "logits",
+}
+#: the idioms on vocab-sharded logits (lm_head ColwiseParallel() with its local output) and the
+#: module each adds after lm_head
+HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens", "vocab_topk": "topk_ids"}
+TOPK = 4
 # the source file of the first discrepancy: the sequential softmax this script adds; HF's
 # Olmo2RMSNorm whose mean the ranks compute by hand
-BUG_SOURCE = {"local_max": "scripts/export_tp_idioms.py", "norm_not_averaged": "transformers/models/olmo2/"}
+BUG_SOURCE = {
+    "local_max": "scripts/export_tp_idioms.py",
+    "mask_end": "scripts/export_tp_idioms.py",
+    "predicted_not_reduced": "scripts/export_tp_idioms.py",
+    "rank_offset": "scripts/export_tp_idioms.py",
+    "norm_not_averaged": "transformers/models/olmo2/",
+}
 
 
 def vocab_softmax(logits, group, bug: str | None):
@@ -96,6 +157,118 @@ def softmax_head(group=None, bug: str | None = None):
             return vocab_softmax(logits, group, bug)
 
     return VocabSoftmax()
+
+
+#: the label cross_entropy ignores (its default; HF's ForCausalLMLoss pads labels with it)
+IGNORE_INDEX = -100
+
+
+def vocab_parallel_cross_entropy(logits, target, rank: int, group, bug: str | None):
+    """Per-token cross-entropy of vocab-sharded ``logits`` [..., V/N] against ``target`` [...]
+    (ids in [0, V)), as Megatron-LM's ``_VocabParallelCrossEntropy.forward`` computes it
+    (megatron/core/tensor_parallel/cross_entropy.py); returns the loss [...] on every rank."""
+    import torch
+    from torch.distributed._functional_collectives import all_reduce
+
+    logits_max = logits.max(dim=-1).values
+    logits_max = all_reduce(logits_max, "max", group)
+    logits = logits - logits_max.unsqueeze(-1)
+    partition = logits.size(-1)
+    vocab_start = rank * partition
+    vocab_end = vocab_start + partition
+    if bug == "mask_end":
+        vocab_end = vocab_start + partition - 1  # BUG mask_end (one line): the end taken inclusive
+    target_mask = (target < vocab_start) | (target >= vocab_end)
+    masked_target = (target - vocab_start).masked_fill(target_mask, 0)
+    logits_2d = logits.view(-1, partition)
+    predicted = logits_2d.gather(1, masked_target.view(-1, 1)).view_as(target)
+    predicted = predicted.masked_fill(target_mask, 0.0)
+    if bug != "predicted_not_reduced":
+        predicted = all_reduce(predicted, "sum", group)  # BUG predicted_not_reduced: this line dropped
+    sum_exp = all_reduce(torch.exp(logits).sum(dim=-1), "sum", group)
+    return torch.log(sum_exp) - predicted
+
+
+def ce_head(rank: int = 0, group=None, bug: str | None = None):
+    """The module ``loss``: the per-token ``cross_entropy(logits, labels, reduction="none")``
+    sequentially, :func:`vocab_parallel_cross_entropy` on a rank (``group`` given)."""
+    import torch
+
+    class VocabCrossEntropy(torch.nn.Module):
+        def forward(self, logits, labels):
+            # [B*S, V] (or [B*S, V/N]) and [B*S], as HF's ForCausalLMLoss flattens them
+            flat, target = logits.view(-1, logits.size(-1)), labels.view(-1)
+            if group is None:
+                loss = torch.nn.functional.cross_entropy(flat, target, reduction="none")
+            else:
+                loss = vocab_parallel_cross_entropy(flat, target, rank, group, bug)
+                # the caller's loss mask (Megatron's loss_mask; HF's labels -100, cross_entropy's
+                # ignore_index): Megatron's function gives an ignored label a finite loss
+                loss = loss.masked_fill(target == IGNORE_INDEX, 0.0)
+            return loss.view_as(labels)
+
+    return VocabCrossEntropy()
+
+
+def vocab_parallel_argmax(logits, rank: int, world: int, group, bug: str | None):
+    """``logits.argmax(-1)`` of vocab-sharded ``logits`` [B, S, V/N]: the rank's row max and
+    argmax, the index offset by the rank's vocab start, both all-gathered (rank order on axis
+    0), the index of the rank with the largest max taken (the first such rank on a tie, as
+    ``argmax`` keeps the first index); returns the token ids [B, S] on every rank."""
+    from torch.distributed._functional_collectives import all_gather_tensor
+
+    local_max, local_idx = logits.max(dim=-1)
+    if bug != "rank_offset":
+        local_idx = local_idx + rank * logits.size(-1)  # BUG rank_offset (one line): this line dropped
+    maxes = all_gather_tensor(local_max, 0, group).view(world, *local_max.shape)
+    ids = all_gather_tensor(local_idx, 0, group).view(world, *local_idx.shape)
+    winner = maxes.argmax(dim=0, keepdim=True)
+    return ids.gather(0, winner).squeeze(0)
+
+
+def argmax_head(rank: int = 0, world: int = 1, group=None, bug: str | None = None):
+    """The module ``next_tokens``: ``logits.argmax(-1)`` sequentially,
+    :func:`vocab_parallel_argmax` on a rank (``group`` given)."""
+    import torch
+
+    class VocabArgmax(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return logits.argmax(dim=-1)
+            return vocab_parallel_argmax(logits, rank, world, group, bug)
+
+    return VocabArgmax()
+
+
+def vocab_parallel_topk(logits, k: int, rank: int, world: int, group, bug: str | None):
+    """The ids of the ``k`` largest of vocab-sharded ``logits`` [B, S, V/N] (``topk(k, -1)``):
+    each rank's top k and their ids offset by the rank's vocab start, both all-gathered and laid
+    out rank-major along the last axis [B, S, N*k], the top k of those; returns the ids
+    [B, S, k] on every rank (ties keep the lower id first: lower ranks come first)."""
+    from torch.distributed._functional_collectives import all_gather_tensor
+
+    vals, ids = logits.topk(k, dim=-1)
+    if bug != "rank_offset":
+        ids = ids + rank * logits.size(-1)  # BUG rank_offset (one line): this line dropped
+    shape = (*vals.shape[:-1], world * k)
+    gv = all_gather_tensor(vals, 0, group).view(world, *vals.shape).permute(1, 2, 0, 3).reshape(shape)
+    gi = all_gather_tensor(ids, 0, group).view(world, *ids.shape).permute(1, 2, 0, 3).reshape(shape)
+    pos = gv.topk(k, dim=-1).indices
+    return gi.gather(gi.dim() - 1, pos)  # a positive axis: onnx.reference mishandles GatherElements(axis=-1)
+
+
+def topk_head(rank: int = 0, world: int = 1, group=None, bug: str | None = None):
+    """The module ``topk_ids``: ``logits.topk(TOPK, -1).indices`` sequentially,
+    :func:`vocab_parallel_topk` on a rank (``group`` given)."""
+    import torch
+
+    class VocabTopk(torch.nn.Module):
+        def forward(self, logits):
+            if group is None:
+                return logits.topk(TOPK, dim=-1).indices
+            return vocab_parallel_topk(logits, TOPK, rank, world, group, bug)
+
+    return VocabTopk()
 
 
 def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
@@ -138,12 +311,30 @@ def _plan(args, cfg):
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = RowwiseParallel(), "RowwiseParallel()"
     plan["model.embed_tokens"] = ColwiseParallel(output_layouts=Replicate())
     desc["model.embed_tokens"] = "ColwiseParallel(output_layouts=Replicate())"
-    if args.idiom == "vocab_softmax":
+    if args.idiom in HEAD:
         plan["lm_head"] = ColwiseParallel()
         desc["lm_head"] = "ColwiseParallel() (vocab-sharded logits, use_local_output=True)"
+    if args.idiom == "vocab_softmax":
         desc["probs"] = (
             "vocab-parallel softmax by hand: all_reduce(row max, MAX), exp, all_reduce(row sums), divide"
             + ("  # BUG: the max not all-reduced" if args.bug == "local_max" else "")
+        )
+    elif args.idiom == "vocab_argmax":
+        desc["next_tokens"] = (
+            "vocab-parallel greedy decoding: local max and argmax, index + r*V/N, all_gather(max), "
+            "all_gather(index), the index of the largest max" + ("  # BUG: + r*V/N dropped" if args.bug else "")
+        )
+    elif args.idiom == "vocab_topk":
+        desc["topk_ids"] = (
+            f"vocab-parallel top-{TOPK}: local topk, ids + r*V/N, all_gather both, rank-major along the "
+            "last axis, topk of those" + ("  # BUG: + r*V/N dropped" if args.bug else "")
+        )
+    elif args.idiom == "vocab_ce":
+        desc["loss"] = (
+            "Megatron-LM vocab_parallel_cross_entropy: all_reduce(row max, MAX), targets masked to "
+            "[r*V/N, (r+1)*V/N), all_reduce(predicted logit), all_reduce(sum exp), log(sum_exp) - predicted"
+            + {"mask_end": "  # BUG: range end inclusive (start + V/N - 1)",
+               "predicted_not_reduced": "  # BUG: predicted logit not all-reduced"}.get(args.bug, "")
         )
     else:
         plan["lm_head"] = ColwiseParallel(output_layouts=Replicate())
@@ -153,26 +344,47 @@ def _plan(args, cfg):
     return plan, desc
 
 
-def _rank_forward(model, args):
-    """One rank's program: the parallelized model, then the idiom's hand-written part."""
+def _forward(model, args):
+    """The program of one side: the (parallelized) model, then the idiom's head, if any."""
 
-    def rank_forward(input_ids):
+    def forward(input_ids, *labels):
         logits = model(input_ids=input_ids, use_cache=False).logits
-        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
+        if args.idiom == "vocab_softmax":
+            return model.probs(logits)
+        if args.idiom == "vocab_ce":
+            return model.loss(logits, *labels)
+        if args.idiom == "vocab_argmax":
+            return model.next_tokens(logits)
+        if args.idiom == "vocab_topk":
+            return model.topk_ids(logits)
+        return logits
 
-    rank_forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
-    return rank_forward
+    forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
+    return forward
 
 
-def _trace(fn, ids):
+def _trace(fn, inputs):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
     with torch.no_grad(), hf.hf_tracing_patches(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gm = make_fx(fn, record_module_stack=True, record_stack_traces=True)(ids)
+        gm = make_fx(fn, record_module_stack=True, record_stack_traces=True)(*inputs)
     gm.eval()
     return gm
+
+
+def _labels(ids, vocab: int, world: int):
+    """Next-token labels [B, S] (ids shifted by one), with the first and last id of every rank's
+    vocab range among them so that a range off by one at either end shows."""
+    import torch
+
+    labels = torch.roll(ids, -1, dims=-1).clone()
+    chunk = vocab // world
+    edges = [e for r in range(world) for e in (r * chunk, (r + 1) * chunk - 1)]
+    flat = labels.view(-1)
+    flat[: len(edges)] = torch.tensor(edges, dtype=labels.dtype)
+    return labels
 
 
 def produce(args, command: str) -> dict:
@@ -192,7 +404,19 @@ def produce(args, command: str) -> dict:
         old.unlink()
     output = OUTPUT[args.idiom]
     cfg, sd, ids, ref_logits = hf.build_base_state(args)
-    ref = torch.softmax(ref_logits, -1) if args.idiom == "vocab_softmax" else ref_logits
+    inputs, input_names = (ids,), ("input_ids",)
+    if args.idiom == "vocab_ce":
+        inputs, input_names = (ids, _labels(ids, cfg.vocab_size, n)), ("input_ids", "labels")
+    if args.idiom == "vocab_softmax":
+        ref = torch.softmax(ref_logits, -1)
+    elif args.idiom == "vocab_ce":
+        ref = ce_head()(ref_logits, inputs[1])
+    elif args.idiom == "vocab_argmax":
+        ref = ref_logits.argmax(-1)
+    elif args.idiom == "vocab_topk":
+        ref = ref_logits.topk(TOPK, -1).indices
+    else:
+        ref = ref_logits
     hf_class = hf.FAMILIES[args.model][1]
     meta = {"model": hf_class, "case": out.name}
 
@@ -202,14 +426,16 @@ def produce(args, command: str) -> dict:
 
     if args.idiom == "vocab_softmax":
         model.probs = softmax_head()
+    if args.idiom == "vocab_ce":
+        model.loss = ce_head()
+    if args.idiom == "vocab_argmax":
+        model.next_tokens = argmax_head()
+    if args.idiom == "vocab_topk":
+        model.topk_ids = topk_head()
 
-    def seq_forward(input_ids):
-        logits = model(input_ids=input_ids, use_cache=False).logits
-        return model.probs(logits) if args.idiom == "vocab_softmax" else logits
-
-    seq_forward._orig_mod = model
-    gm = _trace(seq_forward, ids)
-    seq = hf.export_onnx(gm, ids, hf.constant_names(gm, model), rank=-1, world_size=1, output_names=(output,),
+    gm = _trace(_forward(model, args), inputs)
+    seq = hf.export_onnx(gm, inputs, hf.constant_names(gm, model), rank=-1, world_size=1, input_names=input_names,
+                         output_names=(output,),
                          meta={**meta, "doc": f"{hf_class} sequential (shardlog example {out.name})"})
     onnx.save(seq, out / "seq.onnx")
 
@@ -227,17 +453,23 @@ def produce(args, command: str) -> dict:
             group = dist.group.WORLD
             if args.idiom == "vocab_softmax":
                 model.probs = softmax_head(group, args.bug)
+            if args.idiom == "vocab_ce":
+                model.loss = ce_head(r, group, args.bug)
+            if args.idiom == "vocab_argmax":
+                model.next_tokens = argmax_head(r, n, group, args.bug)
+            if args.idiom == "vocab_topk":
+                model.topk_ids = topk_head(r, n, group, args.bug)
             if args.idiom == "qknorm_allreduce":
                 for layer in model.model.layers:
                     attn = layer.self_attn
                     attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug)
                     attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None)
 
-            gm = _trace(_rank_forward(model, args), ids)
+            gm = _trace(_forward(model, args), inputs)
             names = hf.constant_names(gm, model)
             doc = f"{hf_class} tensor-parallel rank {r}/{n}, {args.idiom} (shardlog example {out.name})"
-            proto = hf.export_onnx(gm, ids, names, rank=r, world_size=n, output_names=(output,),
-                                   meta={**meta, "doc": doc})
+            proto = hf.export_onnx(gm, inputs, names, rank=r, world_size=n, input_names=input_names,
+                                   output_names=(output,), meta={**meta, "doc": doc})
         finally:
             dist.destroy_process_group()
         onnx.save(proto, out / f"rank{r}.onnx")
@@ -246,7 +478,7 @@ def produce(args, command: str) -> dict:
 
     import onnxruntime as ort
 
-    feeds = {"input_ids": ids.numpy()}
+    feeds = {name: t.numpy() for name, t in zip(input_names, inputs)}
     sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
     seq_out = sess.run(None, feeds)[0]
     seq_err = float(np.max(np.abs(seq_out - ref.numpy())))
@@ -257,15 +489,22 @@ def produce(args, command: str) -> dict:
         max_err = float(max(np.max(np.abs(o - seq_out)) for o in outs))
     print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
     layout = "Shard(2): rank r holds vocab chunk r" if args.idiom == "vocab_softmax" else "Replicate"
+    shape = {"vocab_ce": list(ids.shape), "vocab_argmax": list(ids.shape),
+             "vocab_topk": [*ids.shape, TOPK]}.get(args.idiom, [*ids.shape, cfg.vocab_size])
+    dtype = "int64" if args.idiom in ("vocab_argmax", "vocab_topk") else "float32"
+    model_data = {
+        "hf_class": hf_class,
+        "transformers_version": str(transformers.__version__),
+        "torch_version": str(torch.__version__),
+        "config": hf.config_summary(cfg, args),
+        "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
+        "output": {"name": output, "shape": shape, "dtype": dtype, "ranks": layout},
+    }
+    if args.idiom == "vocab_ce":
+        model_data["labels"] = {"name": "labels", "shape": list(ids.shape), "dtype": "int64",
+                                "values": "next-token ids with the first and last id of every rank's range"}
     data = {
-        "model": {
-            "hf_class": hf_class,
-            "transformers_version": str(transformers.__version__),
-            "torch_version": str(torch.__version__),
-            "config": hf.config_summary(cfg, args),
-            "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
-            "output": {"name": output, "shape": [*ids.shape, cfg.vocab_size], "dtype": "float32", "ranks": layout},
-        },
+        "model": model_data,
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug] if args.bug else None,
@@ -291,6 +530,7 @@ def parse(argv):
     sel.add_argument("--all", action="store_true")
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--stack-frames", type=int, default=3)
+    p.add_argument("--out", default=None, help="output folder of one --case (default examples/<case>)")
     return p.parse_args(argv)
 
 

@@ -75,6 +75,9 @@ FIX_HINT = {
     # hand-written idioms (scripts/export_tp_idioms.py)
     "local_max": "reduce-over-shard",
     "norm_not_averaged": "scaled-not-divided",
+    "mask_end": "vocab-range",
+    "predicted_not_reduced": "missing-allreduce",
+    "rank_offset": "vocab-range",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "missing_loss_scale": "missing-loss-scale",

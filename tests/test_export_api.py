@@ -225,3 +225,72 @@ def test_a_model_name_in_the_local_hub_cache_gives_its_config(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.split() == ["llama", "48"], res.stdout
+
+
+def test_hf_plan_words_of_qwen3_resolve_and_a_replicated_module_has_no_style():
+    """Every word of Qwen3's own tp_plan resolves (its q_norm/k_norm are
+    ``replicated_with_grad_allreduce``: left replicated, no style), and HF's row-parallel words
+    name PyTorch's style (transformers/distributed/tensor_parallel.py, ALL_PARALLEL_STYLES)."""
+    import transformers
+    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import RowwiseParallel
+
+    from analyzer.export.plan import hf_plan, resolve_plan, style_of, style_text
+
+    cfg = transformers.Qwen3Config(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, vocab_size=64,
+    )  # fmt: skip
+    model = transformers.Qwen3ForCausalLM(cfg)
+    own = hf_plan(model)
+    assert own["model.layers.*.self_attn.q_norm"] == "replicated_with_grad_allreduce"
+    styles = resolve_plan(own, model)
+    assert "model.layers.0.self_attn.q_proj" in styles and "model.layers.0.mlp.down_proj" in styles
+    assert not any(name.endswith(("q_norm", "k_norm")) for name in styles)
+    assert style_of("replicated_with_grad_allreduce") is None and style_text("replicated_with_grad_allreduce") is None
+    for word in ("rowwise_split_input", "rowwise_rep"):
+        style = style_of(word)
+        assert isinstance(style, RowwiseParallel) and style.input_layouts == (Replicate(),), word
+        assert style_text(word) == "RowwiseParallel(input_layouts=Replicate())"
+
+
+def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max():
+    """``all_reduce(x, "max", group)`` (Megatron-LM's vocab-parallel row max) becomes
+    ``com.microsoft::AllReduce(reduction="max")``; sum stays sum; another op is refused."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed._functional_collectives import all_reduce
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    from analyzer.export.collectives import register_collective_schemas
+    from analyzer.export.pipeline import torch_export
+
+    register_collective_schemas()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+    try:
+        group = dist.group.WORLD
+
+        def row_max_then_sum(x):
+            m = all_reduce(x.max(dim=-1, keepdim=True).values, "max", group)
+            return all_reduce(torch.exp(x - m).sum(dim=-1, keepdim=True), "sum", group)
+
+        x = torch.randn(2, 4)
+        proto = torch_export(make_fx(row_max_then_sum)(x), (x,), 2, input_names=("x",), output_names=("s",))
+        proto = proto.model_proto
+        got = [
+            (n.op_type, onnx.helper.get_attribute_value(next(a for a in n.attribute if a.name == "reduction")))
+            for n in proto.graph.node
+            if n.domain == "com.microsoft"
+        ]
+        assert got == [("AllReduce", b"max"), ("AllReduce", b"sum")], got
+
+        def product(x):
+            return all_reduce(x, "product", group)
+
+        with pytest.raises(Exception, match="reduce_op=product"):
+            torch_export(make_fx(product)(x), (x,), 2, input_names=("x",), output_names=("s",))
+    finally:
+        dist.destroy_process_group()

@@ -54,8 +54,11 @@ def test_example_case_is_well_formed(folder: Path):
     seq_inits = {t.name for t in seq.graph.initializer}
     for r in range(n):
         rank = onnx.load(str(folder / f"rank{r}.onnx"))
-        # a whole model (input_ids -> logits) or one layer (DeepSpeed-MoE: hidden_states -> output)
-        assert [i.name for i in rank.graph.input] == [case["model"].get("input", {}).get("name", "input_ids")]
+        # a whole model (input_ids -> logits) or one layer (DeepSpeed-MoE: hidden_states -> output);
+        # a loss takes the labels too (scripts/export_tp_idioms.py's vocab_ce)
+        inputs = [case["model"].get("input", {}).get("name", "input_ids")]
+        inputs += [case["model"]["labels"]["name"]] if "labels" in case["model"] else []
+        assert [i.name for i in rank.graph.input] == inputs
         assert [o.name for o in rank.graph.output] == [case["model"].get("output", {}).get("name", "logits")]
         ops = {(node.domain, node.op_type) for node in rank.graph.node}
         # tensor parallel gathers the logits; expert parallel (scripts/export_moe.py) all-reduces
@@ -186,3 +189,34 @@ def test_tp_dp_training_step_producer_one_layer(tmp_path: Path):
     result = check(out / "seq.onnx", [out / f"rank{r}.onnx" for r in range(4)], relations=out / "mesh.yaml")
     assert result.verdict == "verified"
     assert all(o.relation.startswith("dp: Replicate, tp: ") for o in result.verdict_.outputs)
+
+
+@needs_export_stack
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "script, case",
+    [
+        # Qwen3's own plan: q_norm/k_norm "replicated_with_grad_allreduce" (analyzer/export/plan.py)
+        ("export_hf_families.py", "qwen3_tp2"),
+        # all_reduce(m, "max") -> AllReduce(reduction="max") (analyzer/export/collectives.py)
+        ("export_tp_idioms.py", "qwen3_tp2_vocab_softmax"),
+    ],
+)
+def test_families_and_idioms_producers_reproduce_their_committed_case(tmp_path: Path, script: str, case: str):
+    """Regenerated with the package's export pipeline, a case is the committed one: the same
+    case.yaml (plan, errors, verdict expected), the same ops, and the same verdict."""
+    import onnx
+    import yaml
+
+    from analyzer import check
+
+    out = tmp_path / case
+    subprocess.run([sys.executable, str(REPO / "scripts" / script), "--case", case, "--out", str(out)],
+                   check=True, capture_output=True, timeout=900, cwd=REPO)  # fmt: skip
+    old = EXAMPLES / case
+    new_case, old_case = (yaml.safe_load((d / "case.yaml").read_text()) for d in (out, old))
+    assert new_case == old_case
+    for name in ("seq.onnx", "rank0.onnx", "rank1.onnx"):
+        a, b = onnx.load(out / name), onnx.load(old / name)
+        assert [n.op_type for n in a.graph.node] == [n.op_type for n in b.graph.node], name
+    assert check(out / "seq.onnx", [out / "rank0.onnx", out / "rank1.onnx"]).verdict == old_case["expected"]

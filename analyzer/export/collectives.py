@@ -2,7 +2,8 @@
 ``torch.ops._c10d_functional`` collectives (what ``make_fx`` leaves of DTensor's
 redistributions) into them, for ``torch.onnx.export(custom_translation_table=...)``.
 
-``all_reduce`` -> ``com.microsoft::AllReduce(group_size=N, reduction="sum")``,
+``all_reduce`` -> ``com.microsoft::AllReduce(group_size=N, reduction="sum")`` (``"max"`` for
+``all_reduce(x, "max", group)``, Megatron-LM's vocab-parallel row max),
 ``all_gather_into_tensor`` -> ``AllGather(group_size=N, axis=0)``, ``reduce_scatter_tensor`` ->
 ``ReduceScatter(group_size=N, reduction="sum", axis=0)`` (onnxruntime's contrib ops,
 collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered in
@@ -11,11 +12,21 @@ collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered
 
 from __future__ import annotations
 
-__all__ = ["MESH_GROUPS", "MSFT", "WORLD", "register_collective_schemas", "reset_dtensor_caches", "translation_table"]
+__all__ = [
+    "ALL_REDUCE_OPS",
+    "MESH_GROUPS",
+    "MSFT",
+    "WORLD",
+    "register_collective_schemas",
+    "reset_dtensor_caches",
+    "translation_table",
+]
 
 MSFT = "com.microsoft"
 #: world size the all_reduce translation writes (set by the exporter before each export)
 WORLD = {"n": 1}
+#: the all_reduce reduce ops an export translates (``reduction`` of the AllReduce it writes)
+ALL_REDUCE_OPS = ("sum", "max")
 #: process-group name -> (mesh axis name, size) while a mesh rank is traced
 MESH_GROUPS: dict = {}
 _WORLD, _MESH_GROUPS = WORLD, MESH_GROUPS  # the names the translation functions read
@@ -87,12 +98,12 @@ def translation_table():
 
     # plain (traced) onnxscript functions: signature mirrors the ATen op
     def all_reduce(x, reduce_op: str, group_name: str):
-        if reduce_op != "sum":
+        if reduce_op not in ALL_REDUCE_OPS:
             raise NotImplementedError(f"all_reduce reduce_op={reduce_op}")
         if group_name in _MESH_GROUPS:  # a mesh axis's group (mesh_export.py): name the axis
             axis, size = _MESH_GROUPS[group_name]
-            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction="sum")
-        return msft.AllReduce(x, group_size=_WORLD["n"], reduction="sum")
+            return msft.AllReduce(x, mesh_axis=axis, group_size=size, reduction=reduce_op)
+        return msft.AllReduce(x, group_size=_WORLD["n"], reduction=reduce_op)
 
     def all_gather_into_tensor(x, group_size: int, group_name: str):
         if group_name in _MESH_GROUPS:

@@ -6,7 +6,12 @@ PyTorch's own spelling (``ColwiseParallel()``, ``RowwiseParallel(output_layouts=
 ``Partial()`` and constants, read by :mod:`ast`, never evaluated), or a Hugging Face ``tp_plan``
 word: ``colwise``, ``rowwise``, ``colwise_rep`` / ``colwise_gather_output`` (a column-parallel
 layer whose output is all-gathered), ``embedding_rowwise`` (a vocab-parallel embedding),
-``sequence_parallel``. A plan file is YAML: ``{model.layers.*.mlp.down_proj: RowwiseParallel()}``.
+``rowwise_split_input`` / ``rowwise_rep`` (a row-parallel layer whose replicated input each
+rank splits itself), ``sequence_parallel``, and ``replicated_with_grad_allreduce`` (Qwen3's
+per-head ``q_norm``/``k_norm``: the module stays replicated, its forward has no collective;
+only its parameter gradient is all-reduced, which an inference export does not trace). The
+words and what they stand for are those of ``transformers/distributed/tensor_parallel.py``
+(``ALL_PARALLEL_STYLES``). A plan file is YAML: ``{model.layers.*.mlp.down_proj: RowwiseParallel()}``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from fnmatch import fnmatchcase
 
 from analyzer.errors import InputError
 
-__all__ = ["hf_plan", "load_plan", "resolve_plan", "style_of"]
+__all__ = ["hf_plan", "load_plan", "resolve_plan", "style_of", "style_text"]
 
 _STYLES = ("ColwiseParallel", "RowwiseParallel", "SequenceParallel", "PrepareModuleInput", "PrepareModuleOutput")
 _PLACEMENTS = ("Replicate", "Shard", "Partial")
@@ -27,8 +32,12 @@ _HF_WORDS = {
     "colwise_rep": "ColwiseParallel(output_layouts=Replicate())",
     "colwise_gather_output": "ColwiseParallel(output_layouts=Replicate())",
     "embedding_rowwise": "RowwiseParallel(input_layouts=Replicate())",
+    "rowwise_split_input": "RowwiseParallel(input_layouts=Replicate())",
+    "rowwise_rep": "RowwiseParallel(input_layouts=Replicate())",
     "sequence_parallel": "SequenceParallel()",
 }
+#: Hugging Face words for a module left replicated (no parallel style in the forward)
+_HF_REPLICATED = ("replicated_with_grad_allreduce",)
 
 
 def _value(node: ast.expr, where: str):
@@ -45,21 +54,35 @@ def _value(node: ast.expr, where: str):
         raise InputError(f"{where}: {ast.unparse(node)!r} is not a placement or a constant") from None
 
 
+def style_text(entry: str) -> str | None:
+    """PyTorch's spelling of a plan entry: a Hugging Face word translated
+    (``"colwise_gather_output"`` -> ``"ColwiseParallel(output_layouts=Replicate())"``), any other
+    text as it is; ``None`` for a word that leaves the module replicated
+    (``replicated_with_grad_allreduce``)."""
+    word = entry.strip()
+    if word in _HF_REPLICATED:
+        return None
+    return _HF_WORDS.get(word, entry)
+
+
 def style_of(text_or_style, where: str = "plan"):
-    """The ``ParallelStyle`` a plan entry names (an instance is returned as it is).
+    """The ``ParallelStyle`` a plan entry names (an instance is returned as it is); ``None`` for
+    a Hugging Face word that leaves the module replicated (:func:`style_text`).
 
     Raises:
         InputError: not a style call nor a supported Hugging Face word (one line).
     """
     if not isinstance(text_or_style, str):
         return text_or_style
-    text = _HF_WORDS.get(text_or_style.strip(), text_or_style)
+    text = style_text(text_or_style)
+    if text is None:
+        return None
     try:
         call = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         call = None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in _STYLES:
-        words = ", ".join(_HF_WORDS)
+        words = ", ".join([*_HF_WORDS, *_HF_REPLICATED])
         raise InputError(f"{where}: {text_or_style!r} is not a parallel style (ColwiseParallel(), ... or {words})")
     from torch.distributed.tensor import parallel
 
@@ -73,7 +96,8 @@ def style_of(text_or_style, where: str = "plan"):
 
 def resolve_plan(plan: Mapping, model) -> dict:
     """``{module path: ParallelStyle}`` for every module of ``model`` a plan pattern matches
-    (a module matched by several patterns takes the first).
+    (a module matched by several patterns takes the first; one whose entry leaves it replicated,
+    :func:`style_text`, is matched and left out).
 
     Raises:
         InputError: a pattern matches no module, or an entry is not a style.
@@ -86,7 +110,7 @@ def resolve_plan(plan: Mapping, model) -> dict:
             raise InputError(f"plan: {pattern!r} matches no module of the model")
         for name in hits:
             out.setdefault(name, style_of(entry, f"plan: {pattern}"))
-    return out
+    return {name: style for name, style in out.items() if style is not None}
 
 
 def hf_plan(model) -> dict:
