@@ -581,3 +581,27 @@ def test_error_measures_never_raise():
         REPLICATE, np.array([10.0, -20.0]), [np.array([10.0, -19.0])]
     ) == pytest.approx(0.05)
     assert relative_error(REPLICATE, s, [s]) == 0.0
+
+
+def test_a_registered_collective_schema_lends_no_default_attributes_to_the_witness(monkeypatch):
+    """`shardlog export` registers com.microsoft collective schemas (group_size default 1);
+    onnx.reference then fills that default into a node that sets no group_size. The witness
+    reads only what the node sets, so an AllReduce without group_size still spans all ranks."""
+    import numpy as np
+    import onnx.defs
+    import onnx.parser
+
+    from analyzer.export.collectives import register_collective_schemas
+    from analyzer.layout import PARTIAL_SUM
+    from analyzer.witness.simulate import run_ranks
+
+    register_collective_schemas()
+    assert onnx.defs.has("AllReduce", "com.microsoft")
+    text = """<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+r (float[2] x) => (float[2] y) { y = com.microsoft.AllReduce(x) }"""
+    seq = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+s (float[2] x) => (float[2] y) { y = Identity(x) }""")
+    ranks = [onnx.parser.parse_model(text) for _ in range(2)]
+    sim = run_ranks(seq, ranks, {"x": PARTIAL_SUM})  # rank pieces that sum to x: the all-reduce rebuilds x
+    for out in sim.ranks:
+        assert np.allclose(out["y"], sim.seq["y"], atol=1e-6)

@@ -442,11 +442,14 @@ class _CollectiveOpRun(OpRun):
         if self.kind == "wait":
             return tuple(inputs)
         op_type = self.onnx_node.op_type
+        # only what the node sets: onnx.reference fills in a registered schema's defaults
+        # (analyzer.export registers com.microsoft collectives with group_size=1)
+        given = {a.name for a in self.onnx_node.attribute}
         call = CollectiveCall(
             op_type=op_type,
             kind=self.kind,
             node=self.onnx_node.name,
-            attrs=_norm_attrs(op_type, attributes),
+            attrs=_norm_attrs(op_type, {k: v for k, v in attributes.items() if k in given}),
             inputs=tuple(np.asarray(x) for x in inputs),
         )
         assert self.hub is not None
