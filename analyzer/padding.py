@@ -14,7 +14,7 @@ sequential axis, or a zero unit (padding). The layout is ``Shard(axis)`` with a 
 ``U`` the unit size (elements), ``K`` the number of units of the sequential axis (its size is
 ``K * U``), each rank's list of entries joined by ``.``: ``i`` (unit i of the sequential axis),
 ``a-b`` (units a..b, ascending), ``z`` (a unit of zeros), ``x`` (a unit that may hold anything),
-``z*4`` / ``x*4`` (four of them). The rules (rules/parallel/padded.dl) derive new params by
+``i*4`` / ``z*4`` / ``x*4`` (four of them). The rules (rules/parallel/padded.dl) derive new params by
 appending steps, which :func:`expand` applies:
 
 - ``~x``: every zero unit becomes "anything" (the op does not keep zeros: ``exp(0) = 1``);
@@ -87,7 +87,7 @@ def _entries(text: str) -> tuple[int, ...]:
             a, _, b = head.partition("-")
             out.extend(range(int(a), int(b) + 1))
         else:
-            out.append(int(head))
+            out.extend([int(head)] * k)
     return tuple(out)
 
 
@@ -96,13 +96,13 @@ def _compress(entries: Sequence[int]) -> str:
     i = 0
     while i < len(entries):
         e, j = entries[i], i + 1
-        if e < 0:
+        if j < len(entries) and entries[j] == e or e < 0:
             while j < len(entries) and entries[j] == e:
                 j += 1
-            sym = "z" if e == ZERO else "x"
+            sym = "z" if e == ZERO else "x" if e == ANY else str(e)
             toks.append(sym if j - i == 1 else f"{sym}*{j - i}")
         else:
-            while j < len(entries) and entries[j] == entries[j - 1] + 1:
+            while j < len(entries) and entries[j] == entries[j - 1] + 1 and (j + 1 == len(entries) or entries[j + 1] != entries[j]):
                 j += 1
             toks.append(str(e) if j - i == 1 else f"{e}-{entries[j - 1]}")
         i = j
