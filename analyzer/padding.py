@@ -102,7 +102,11 @@ def _compress(entries: Sequence[int]) -> str:
             sym = "z" if e == ZERO else "x" if e == ANY else str(e)
             toks.append(sym if j - i == 1 else f"{sym}*{j - i}")
         else:
-            while j < len(entries) and entries[j] == entries[j - 1] + 1 and (j + 1 == len(entries) or entries[j + 1] != entries[j]):
+            while (
+                j < len(entries)
+                and entries[j] == entries[j - 1] + 1
+                and (j + 1 == len(entries) or entries[j + 1] != entries[j])
+            ):
                 j += 1
             toks.append(str(e) if j - i == 1 else f"{e}-{entries[j - 1]}")
         i = j

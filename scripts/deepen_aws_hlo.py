@@ -90,7 +90,7 @@ def deepen(text: str, layers: int) -> str:
         for n in layer:
             line = insts[n][1]
             head, _, meta = line.partition(", metadata=")
-            head = _REF.sub(lambda m: "%" + rename.get(m.group(1), m.group(1)), head)
+            head = _REF.sub(lambda m, names=rename: "%" + names.get(m.group(1), m.group(1)), head)
             if n in params:
                 head = _PARAM.sub(f"parameter({next_param + layer_params.index(n)})", head)
             copies.append(head + (", metadata=" + meta if meta else ""))

@@ -146,7 +146,13 @@ def test_padded_mlp_and_attention_verify_and_the_witness_agrees(tmp_path):
         # the junk column of sigmoid(0) meets unit 4's row
         ({"w2": {"shard": 0, "index": [[4, 1], [2, 3], [-1, 0]]}}, "y"),
         # FFN unit 4 on two ranks: summed twice over the ranks
-        ({"w1": {"shard": 1, "index": [[0, 1], [2, 3], [4, 4]]}, "w2": {"shard": 0, "index": [[0, 1], [2, 3], [4, 4]]}}, "y"),
+        (
+            {
+                "w1": {"shard": 1, "index": [[0, 1], [2, 3], [4, 4]]},
+                "w2": {"shard": 0, "index": [[0, 1], [2, 3], [4, 4]]},
+            },
+            "y",
+        ),
         # the output projection's heads in another order than the query heads
         ({"wo": {"shard": 0, "unit": 2, "index": [[1, 0], [2, 3], [-1, -1]]}}, "o"),
         # every query head of rank 0 attends with kv head 1 (the copies in the wrong order)

@@ -354,7 +354,8 @@ def _parse_padded(where: str, axis: int, entry: Mapping) -> Layout:
             isinstance(x, int) and not isinstance(x, bool) and 0 < x < 2**31 for x in value
         )
         if not (ok_int or ok_list):
-            raise InputError(f"{where}.{key}: expected a positive size{' or a list of them' if lists else ''}, got {shown(value)}")
+            what = "a positive size" + (" or a list of them" if lists else "")
+            raise InputError(f"{where}.{key}: expected {what}, got {shown(value)}")
         return value
 
     fields: dict[str, object] = {}

@@ -28,8 +28,8 @@ from analyzer.solve.expand import expand_fused_ops
 from analyzer.solve.oracles import (
     const_ints_text,
     microbatch_facts,
-    replica_reshape_maps,
     pad_reshape_axes,
+    replica_reshape_maps,
     replica_shard_shapes,
     reshape_axis_maps,
     section_spans,
