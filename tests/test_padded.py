@@ -236,3 +236,29 @@ def test_a_tp6_dropped_all_reduce_is_flagged_at_the_residual_add(tmp_path):
     first = result.verdict_.discrepancies[0]
     assert first.node == "add.140" and first.hint_ids == ["missing-allreduce"]
     assert first.source.endswith("transformers_neuronx/llama/hlo.py:322")
+
+
+OUT_SEQ = """padded (float[3, 4] x, float[4, 5] w) => (float[3, 5] y) {
+  y = MatMul(x, w)
+}"""
+OUT_RANK = """padded (float[3, 4] x, float[4, 2] w) => (float[3, 2] y) {
+  y = MatMul(x, w)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("index", "verdict"),
+    [([[0, 1], [2, 3], [4, -1]], "verified"), ([[0, 1], [2, 3], [3, -1]], "discrepancy")],
+)
+def test_a_padded_output_must_hold_every_unit(tmp_path, index, verdict):
+    seq, rank, spec = tmp_path / "seq.onnx", tmp_path / "rank.onnx", tmp_path / "spec.yaml"
+    onnx.save(onnx.parser.parse_model(HEADER + OUT_SEQ), seq)
+    onnx.save(onnx.parser.parse_model(HEADER + OUT_RANK), rank)
+    spec.write_text(yaml.safe_dump({"relations": {"w": {"shard": 1, "index": index}}}))
+    result = check(seq, [rank], relations=spec, world_size=3, numeric=True)
+    assert result.verdict == verdict
+    if verdict == "verified":
+        assert result.verdict_.outputs[0].relation == "Shard(1, padded: 2 of 5 per rank, 5 units of 1 held, 1 padding)"
+        assert result.numeric["y"] < 1e-6
+    else:  # unit 4 of y is computed by no rank
+        assert result.verdict_.outputs[0].relation is None
