@@ -262,3 +262,46 @@ def test_a_padded_output_must_hold_every_unit(tmp_path, index, verdict):
         assert result.numeric["y"] < 1e-6
     else:  # unit 4 of y is computed by no rank
         assert result.verdict_.outputs[0].relation is None
+
+
+def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
+    """The layouts the golden case's spec declares, found instead from weights both sides store:
+    the proof is unconditional (nothing assumed about the weights)."""
+    from onnx import numpy_helper
+
+    case = yaml.safe_load(CASE.read_text())
+    seq = onnx.parser.parse_model(HEADER + case["seq"])
+    rank = onnx.parser.parse_model(HEADER + case["rank"])
+    rng = np.random.default_rng(1)
+    n = case["world_size"]
+    layouts = {}
+    for inp in seq.graph.input:
+        if inp.name.startswith("w"):
+            shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+            entry = case["spec"]["relations"][inp.name]
+            axis = entry["shard"]
+            fields = {k: v for k, v in entry.items() if k != "shard"}
+            layouts[inp.name] = (axis, from_spec(shape[axis], n, **fields), rng.standard_normal(shape).astype(np.float32))
+
+    def stored(model: onnx.ModelProto, arrays: dict[str, np.ndarray]) -> onnx.ModelProto:
+        keep = [i for i in model.graph.input if i.name not in arrays]
+        del model.graph.input[:]
+        model.graph.input.extend(keep)
+        model.graph.initializer.extend(numpy_helper.from_array(a, name) for name, a in arrays.items())
+        return model
+
+    onnx.save(stored(seq, {k: v for k, (_, _, v) in layouts.items()}), tmp_path / "seq.onnx")
+    for r in range(n):
+        model = onnx.parser.parse_model(HEADER + case["rank"])
+        onnx.save(stored(model, {k: gather(p, v, a, r) for k, (a, p, v) in layouts.items()}), tmp_path / f"rank{r}.onnx")
+    ranks = [tmp_path / f"rank{r}.onnx" for r in range(n)]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"world_size: {n}\nrelations: {{}}\n")  # the shapes alone say world size 2 (wq: 8 -> 4)
+    result = check(tmp_path / "seq.onnx", ranks, relations=spec, numeric=True)
+    assert result.verdict == "verified", [d.message for d in result.verdict_.discrepancies][:2]
+    found = {r.seq_value: r for r in result.inputs.relations if r.layout.pad}
+    assert sorted(found) == ["w1", "w2", "wk", "wo", "wq", "wv"]
+    assert all(r.established == "values" for r in found.values())
+    assert found["wk"].evidence == "values match units of 2 on axis 1: every unit held, 2 copies, 2 zero units of padding"
+    assert not result.verdict_.conditional or all(not r.layout.pad for r in result.verdict_.assumed)
+    assert result.witness is not None and not result.witness.contradictions
