@@ -21,6 +21,8 @@ appending steps, which :func:`expand` applies:
 - ``~u{U2}``: the same entries with unit size ``U2`` (a reshape that moves the axis);
 - ``~s{a}:{b}:{la}:{lb}``: the sequential units ``[a, b)`` and the rank's entries ``[la, lb)``
   (a slice on both sides; sources re-based to ``a``);
+- ``~f{c}``: the same layout in units of ``U / c`` (each unit cut into c; a layout found from
+  values has the largest unit, a reshape or a contraction may need a finer one);
 - ``~g{R}``: the sequential axis is each unit repeated R times (``repeat_interleave``, GQA's
   ``repeat_kv`` on the sequential side only): an entry ``k`` stands for any of its R copies.
 
@@ -45,7 +47,7 @@ ZERO = -1  # a unit of zeros
 ANY = -2  # a unit that may hold anything (not compared)
 
 _BASE = re.compile(r"^pad(\d+)/(\d+):([^~]*)")
-_STEP = re.compile(r"~(x|u\d+|s\d+:\d+:\d+:\d+|g\d+)")
+_STEP = re.compile(r"~(x|u\d+|s\d+:\d+:\d+:\d+|g\d+|f\d+)")
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,12 @@ def expand(param: str) -> PadMap:
             unit = int(step[1:])
         elif step[0] == "g":
             group *= int(step[1:])
+        elif step[0] == "f":
+            c = int(step[1:])
+            if unit % c:
+                raise ValueError(f"a refine step by {c} of units of {unit}")
+            ranks = [[e * c + i if e >= 0 else e for e in r for i in range(c)] for r in ranks]
+            unit, units = unit // c, units * c
         else:
             a, b, la, lb = map(int, step[1:].split(":"))
             ranks = [[e - a if e >= 0 else e for e in r[la:lb]] for r in ranks]

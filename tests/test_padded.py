@@ -271,7 +271,6 @@ def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
 
     case = yaml.safe_load(CASE.read_text())
     seq = onnx.parser.parse_model(HEADER + case["seq"])
-    rank = onnx.parser.parse_model(HEADER + case["rank"])
     rng = np.random.default_rng(1)
     n = case["world_size"]
     layouts = {}
@@ -281,7 +280,8 @@ def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
             entry = case["spec"]["relations"][inp.name]
             axis = entry["shard"]
             fields = {k: v for k, v in entry.items() if k != "shard"}
-            layouts[inp.name] = (axis, from_spec(shape[axis], n, **fields), rng.standard_normal(shape).astype(np.float32))
+            value = rng.standard_normal(shape).astype(np.float32)
+            layouts[inp.name] = (axis, from_spec(shape[axis], n, **fields), value)
 
     def stored(model: onnx.ModelProto, arrays: dict[str, np.ndarray]) -> onnx.ModelProto:
         keep = [i for i in model.graph.input if i.name not in arrays]
@@ -293,7 +293,8 @@ def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
     onnx.save(stored(seq, {k: v for k, (_, _, v) in layouts.items()}), tmp_path / "seq.onnx")
     for r in range(n):
         model = onnx.parser.parse_model(HEADER + case["rank"])
-        onnx.save(stored(model, {k: gather(p, v, a, r) for k, (a, p, v) in layouts.items()}), tmp_path / f"rank{r}.onnx")
+        pieces = {k: gather(p, v, a, r) for k, (a, p, v) in layouts.items()}
+        onnx.save(stored(model, pieces), tmp_path / f"rank{r}.onnx")
     ranks = [tmp_path / f"rank{r}.onnx" for r in range(n)]
     spec = tmp_path / "spec.yaml"
     spec.write_text(f"world_size: {n}\nrelations: {{}}\n")  # the shapes alone say world size 2 (wq: 8 -> 4)
@@ -302,6 +303,12 @@ def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
     found = {r.seq_value: r for r in result.inputs.relations if r.layout.pad}
     assert sorted(found) == ["w1", "w2", "wk", "wo", "wq", "wv"]
     assert all(r.established == "values" for r in found.values())
-    assert found["wk"].evidence == "values match units of 2 on axis 1: every unit held, 2 copies, 2 zero units of padding"
+    assert found["wk"].evidence == (
+        "values match units of 2 on axis 1: every unit held, 2 copies, 2 zero units of padding "
+        "(not Replicate, which the shapes gave)"
+    )
+    # the largest unit the values show: wq's heads 0-1 on rank 0 are one run of 4 columns, which
+    # the head reshape and the contraction with wo cut back into heads of 2 (~f2)
+    assert found["wq"].evidence.startswith("values match units of 4 on axis 1")
     assert not result.verdict_.conditional or all(not r.layout.pad for r in result.verdict_.assumed)
     assert result.witness is not None and not result.witness.contradictions

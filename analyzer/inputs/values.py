@@ -340,9 +340,12 @@ def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout |
         sec = _sections_from_rows(full, arrays, diff[0])
         if sec is not None and sec != skip and _holds(sec, full, arrays):
             return LayoutFound(sec)
-        padded = _padded_from_rows(full, arrays, diff[0])
-        if padded is not None and padded != skip and _holds(padded, full, arrays):
-            return LayoutFound(padded)
+    if all(a.shape == shape for a in arrays) and full.dtype != object and len(shape) == full.ndim:
+        # a padded shard may keep an axis's size (8 kv heads copied onto 2 x 3 ranks, padded to 4)
+        for axis in diff if len(diff) == 1 else (range(full.ndim) if not diff else ()):
+            padded = _padded_from_rows(full, arrays, axis)
+            if padded is not None and padded != skip and _holds(padded, full, arrays):
+                return LayoutFound(padded)
     for c in [*([skip] if skip is not None else []), *cands, *([sec] if sec is not None else [])]:
         order = _order(c, full, arrays)
         if order is not None:
