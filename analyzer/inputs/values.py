@@ -217,13 +217,16 @@ def _sections_from_rows(full: np.ndarray, arrays: Sequence[np.ndarray], axis: in
         return None
 
 
-def _padded_from_rows(full: np.ndarray, arrays: Sequence[np.ndarray], axis: int) -> Layout | None:
+def _padded_from_rows(
+    full: np.ndarray, arrays: Sequence[np.ndarray], axis: int, need_padding: bool = False
+) -> Layout | None:
     """The padded shard (analyzer/padding.py) the ranks' rows along ``axis`` are: each rank row
     byte-equal to one sequential row (possibly on several ranks or places: copies) or all zeros
     (padding), every sequential row held somewhere. The unit is the largest run length that every
     ascending run of rows is made of (a head of 64 rows when whole heads are copied or padded).
-    None when some rank row is neither, a row is held nowhere, or the sequential rows repeat
-    (where a copy comes from is then not known)."""
+    None when some rank row is neither, a row is held nowhere, the sequential rows repeat
+    (where a copy comes from is then not known), or ``need_padding`` and no rank holds a zero
+    row."""
     from math import gcd
 
     from analyzer.padding import ZERO, param_text
@@ -247,6 +250,8 @@ def _padded_from_rows(full: np.ndarray, arrays: Sequence[np.ndarray], axis: int)
             return None  # a row that is neither a sequential row nor zeros
         maps.append(m)
     if len(np.unique(np.concatenate(maps)[np.concatenate(maps) >= 0])) != full.shape[axis]:
+        return None
+    if need_padding and not any((m == ZERO).any() for m in maps):
         return None
     unit = full.shape[axis]
     for m in maps:
@@ -342,8 +347,10 @@ def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout |
             return LayoutFound(sec)
     if all(a.shape == shape for a in arrays) and full.dtype != object and len(shape) == full.ndim:
         # a padded shard may keep an axis's size (8 kv heads copied onto 2 x 3 ranks, padded to 4)
+        # only where the shapes fit no regular layout or a rank holds padding: a regular layout's
+        # pieces in a wrong order (kv heads misassigned) stay a misplaced chunk, not a gather
         for axis in diff if len(diff) == 1 else (range(full.ndim) if not diff else ()):
-            padded = _padded_from_rows(full, arrays, axis)
+            padded = _padded_from_rows(full, arrays, axis, need_padding=bool(cands) or skip is not None)
             if padded is not None and padded != skip and _holds(padded, full, arrays):
                 return LayoutFound(padded)
     for c in [*([skip] if skip is not None else []), *cands, *([sec] if sec is not None else [])]:
