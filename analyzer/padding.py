@@ -41,6 +41,7 @@ import numpy as np
 
 __all__ = ["ZERO", "ANY", "SPEC_PREFIX", "PadMap", "expand", "param_text", "from_spec", "resolve_spec"]
 
+MAX_ENTRIES = 1 << 22  # units a spec's padded form may list over all ranks (a hostile pad_to)
 SPEC_PREFIX = "padspec:"  # a spec entry's padded form before the axis size is known
 
 ZERO = -1  # a unit of zeros
@@ -190,7 +191,8 @@ def from_spec(
         n: world size.
 
     Raises:
-        ValueError: sizes that do not fit (the message says which).
+        ValueError: sizes that do not fit (the message says which), or over
+            :data:`MAX_ENTRIES` units listed.
     """
     if size % unit:
         raise ValueError(f"unit {unit} does not divide the axis size {size}")
@@ -207,6 +209,8 @@ def from_spec(
     pads = [pad_to] * len(secs) if isinstance(pad_to, int) or pad_to is None else list(pad_to)
     if len(reps) != len(secs) or len(pads) != len(secs):
         raise ValueError("give one repeat and one pad_to per section")
+    if sum(max(size_i * rep, pad or 0) for size_i, rep, pad in zip(secs, reps, pads)) > MAX_ENTRIES:
+        raise ValueError(f"the padded layout lists over {MAX_ENTRIES:,} units")
     ranks: list[list[int]] = [[] for _ in range(n)]
     start = 0
     for size_i, rep, pad in zip(secs, reps, pads):

@@ -312,3 +312,10 @@ def test_padded_weights_are_found_from_stored_values_without_a_spec(tmp_path):
     assert found["wq"].evidence.startswith("values match units of 4 on axis 1")
     assert not result.verdict_.conditional or all(not r.layout.pad for r in result.verdict_.assumed)
     assert result.witness is not None and not result.witness.contradictions
+
+
+def test_a_hostile_pad_to_is_refused_before_it_is_built(tmp_path):
+    seq, rank, spec = _case_models(tmp_path, w1={"shard": 1, "pad_to": 2_000_000_000})
+    result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "3", "--relations", str(spec)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"shardlog: error: {spec}: 'w1': the padded layout lists over 4,194,304 units"
