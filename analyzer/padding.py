@@ -79,10 +79,17 @@ class PadMap:
         return len(self.ranks[0]) * self.unit
 
 
-def _entries(text: str) -> tuple[int, ...]:
+def _entries(text: str, budget: list[int]) -> tuple[int, ...]:
     out: list[int] = []
     for tok in text.split(".") if text else []:
         head, _, times = tok.partition("*")
+        k = int(times) if times else 1
+        if "-" in head:
+            a, _, b = head.partition("-")
+            k *= max(0, int(b) - int(a) + 1)
+        budget[0] -= k
+        if budget[0] < 0:
+            raise ValueError(f"a padded param of over {MAX_ENTRIES:,} units")
         k = int(times) if times else 1
         if head in ("z", "x"):
             out.extend([ZERO if head == "z" else ANY] * k)
@@ -135,13 +142,15 @@ def expand(param: str) -> PadMap:
     """The :class:`PadMap` of a padded param with its steps applied (module docstring).
 
     Raises:
-        ValueError: not a padded param, or a step that does not apply.
+        ValueError: not a padded param, a step that does not apply, or over
+            :data:`MAX_ENTRIES` units.
     """
     m = _BASE.match(param)
     if not m:
         raise ValueError(f"not a padded param: {param[:40]!r}")
     unit, units = int(m.group(1)), int(m.group(2))
-    ranks = [list(_entries(t)) for t in m.group(3).split("|")]
+    budget = [MAX_ENTRIES]
+    ranks = [list(_entries(t, budget)) for t in m.group(3).split("|")]
     group = 1
     rest = param[m.end() :]
     for step in _STEP.findall(rest):

@@ -319,3 +319,10 @@ def test_a_hostile_pad_to_is_refused_before_it_is_built(tmp_path):
     result = CliRunner().invoke(main, ["check", str(seq), str(rank), "--world-size", "3", "--relations", str(spec)])
     assert result.exit_code == 2
     assert result.output.strip() == f"shardlog: error: {spec}: 'w1': the padded layout lists over 4,194,304 units"
+
+
+def test_a_hostile_param_text_is_refused_before_it_is_built():
+    with pytest.raises(ValueError, match="over 4,194,304 units"):
+        expand("pad1/9999999999:0-999999999")
+    with pytest.raises(ValueError, match="not a padded param"):
+        Layout.from_row("Shard", 0, "padded")
