@@ -167,6 +167,8 @@ def test_padding_that_is_not_inert_is_no_proof(tmp_path, edit, node):
     assert outputs[node] is None  # no relation
     other = "o" if node == "y" else "y"
     assert outputs[other] == "Replicate"
+    first = result.verdict_.discrepancies[0]
+    assert first.op_type == "MatMul" and first.hint_ids == ["padding-not-inert"]
 
 
 def test_spec_padded_forms_that_do_not_fit_are_one_line_errors(tmp_path):
