@@ -26,6 +26,10 @@ A *layout* says how the rank values ``d_0 .. d_{N-1}`` rebuild the sequential va
   sum over ``N*M`` terms (``s == sum over r, k`` of the pieces). One such relation covers one
   micro-batch k; the M relations k = 0..M-1 of ``s`` together rebuild it.
 
+- Padded shards (transformers-neuronx at a degree that does not divide the heads):
+  ``Shard(axis)`` with a ``pad`` param — rank r holds listed units of ``s`` along ``axis`` and
+  zero units (:mod:`analyzer.padding`; param "pad{U}/{K}:...").
+
 - Scaled relations (a distributed program that holds a multiple of the value): ``Replicate``
   with ``scale=c`` — every ``d_r == c * s``; ``Partial(sum)`` with ``scale=c`` — ``sum_r d_r ==
   c * s``. A mean over a sharded axis taken locally is ``Partial(sum, scale=N)`` (the local means
@@ -83,6 +87,8 @@ class Layout:
             ``Shard`` or ``Partial(sum)``; ``None`` otherwise.
         scale: ``c`` of a scaled ``Replicate`` or ``Partial(sum)`` (the ranks hold ``c`` times the
             value, module docstring); ``None`` for the value itself.
+        pad: for ``Shard``, a padded (index-gathered) shard's param (:mod:`analyzer.padding`):
+            rank r holds selected, possibly repeated, units of the axis plus zero padding.
     """
 
     kind: str
@@ -93,8 +99,16 @@ class Layout:
     inner: int | None = None
     micro: tuple[int, int] | None = None
     scale: Fraction | None = None
+    pad: str | None = None
 
     def __post_init__(self) -> None:
+        if self.pad is not None:
+            if self.kind != "Shard" or self.sections or self.replicas or self.micro or self.scale:
+                raise ValueError("a padded param is a parameter of a plain Shard")
+            from analyzer.padding import SPEC_PREFIX, expand
+
+            if not self.pad.startswith(SPEC_PREFIX):  # a spec's form, resolved by apply_spec
+                expand(self.pad)  # raises ValueError on a param that is not one
         if self.scale is not None:
             if self.scale <= 0 or self.scale == 1:
                 raise ValueError("scale is a positive factor other than 1")
@@ -125,6 +139,8 @@ class Layout:
     @property
     def param(self) -> str:
         """The ``param`` column of this layout in the relation tables (module docstring)."""
+        if self.pad is not None:
+            return self.pad
         if self.micro is not None:
             return micro_param(*self.micro)
         if self.scale is not None:
@@ -146,6 +162,7 @@ class Layout:
             replicas=self.replicas if isinstance(self.replicas, int) else None,
             inner=self.inner,
             micro=self.micro,
+            pad=self.pad,
         )
 
     @property
@@ -162,6 +179,8 @@ class Layout:
         Raises:
             ValueError: a param that is none of the forms in the module docstring.
         """
+        if param.startswith("pad") and kind == "Shard":
+            return cls("Shard", axis=axis, pad=param)
         if param.startswith("mb") and kind in ("Shard", "Partial"):
             count, _, k = param[2:].partition(":")
             if kind == "Shard":
@@ -186,6 +205,16 @@ class Layout:
         return cls(kind)
 
     def __str__(self) -> str:
+        if self.pad is not None:
+            from analyzer.padding import expand
+
+            pm = expand(self.pad)
+            held = sum(e >= 0 for r in pm.ranks for e in r)
+            pads = sum(e < 0 for r in pm.ranks for e in r)
+            return (
+                f"Shard({self.axis}, padded: {pm.rank_size} of {pm.seq_size} per rank, "
+                f"{held} units of {pm.unit * pm.group} held, {pads} padding)"
+            )
         if self.micro is not None:
             head = f"Shard({self.axis}" if self.kind == "Shard" else "Partial(sum"
             return f"{head}, micro={self.micro[1]}/{self.micro[0]})"
@@ -235,6 +264,7 @@ def param_facts(
     replicas: int | None = None,
     inner: int | None = None,
     micro: tuple[int, int] | None = None,
+    pad: str | None = None,
 ) -> list[tuple[str, dict[str, object]]]:
     """The rows of the typed fields of a layout param (schemas/layouts.dl): ``Param_Section``
     for each of ``sections`` (with ``section_replicas``, 1 each when empty), ``Param_Replicas``
@@ -248,6 +278,15 @@ def param_facts(
         ``(relation, row)`` pairs, the row a mapping column name -> value.
     """
     rows: list[tuple[str, dict[str, object]]] = []
+    if pad is not None:
+        from analyzer.padding import expand
+
+        pm = expand(pad)
+        length = len(pm.ranks[0])
+        rows.append(("Param_Pad", {"p": param, "unit": pm.unit, "units": pm.units, "length": length}))
+        for r, entries in enumerate(pm.ranks):
+            for j, src in enumerate(entries):
+                rows.append(("Param_PadIdx", {"p": param, "r": r, "j": j, "src": src}))
     if micro is not None:
         count, index = micro
         row = {"p": param, "batches": count, "index": index, "family": micro_family(count)}

@@ -470,30 +470,65 @@ def _entangle(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
 
 HLO = "## GraphGuard's HLO graphs (transformers-neuronx Llama-3)"
 HLO_SPEC = ROOT / "examples" / "hlo" / "aws_llama" / "spec.yaml"
+HLO_SPEC6 = ROOT / "examples" / "hlo" / "aws_llama" / "spec_tp6.yaml"  # padded heads and FFN
 # read from the scalability figure of GraphGuard's artifact (16-core AMD EPYC 7302P; approximate,
 # ../shared/data/hlo/README.md): (tensor-parallel degree, layers) -> seconds
-HLO_GRAPHGUARD = {(2, 1): 10, (4, 1): 13, (8, 1): 21, (2, 2): 20, (4, 2): 29, (8, 2): 44}
+HLO_GRAPHGUARD = {
+    (2, 1): 10,
+    (4, 1): 13,
+    (8, 1): 21,
+    (2, 2): 20,
+    (4, 2): 29,
+    (8, 2): 44,
+    (2, 4): 43,
+    (4, 4): 63,
+    (8, 4): 99,
+    (2, 8): 96,
+    (4, 8): 146,
+    (8, 8): 237,
+}
+
+
+def _hlo_program(data: Path, tp: int, layers: int, scratch: Path) -> Path:
+    """The published program, or (4 and 8 layers) the 2-layer one with its last layer repeated
+    (scripts/deepen_aws_hlo.py: no deeper transformers-neuronx export can be made here)."""
+    if layers <= 2:
+        return data / f"tp{tp}_layer{layers}" / "graph.0.hlo"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("deepen_aws_hlo", ROOT / "scripts" / "deepen_aws_hlo.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    out = scratch / f"tp{tp}_layer{layers}.hlo"
+    if not out.exists():
+        out.write_text(module.deepen((data / f"tp{tp}_layer2" / "graph.0.hlo").read_text(), layers))
+    return out
 
 
 def _hlo(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
+    import tempfile
+
     load_before = os.getloadavg()[0]
     rows = []
-    for layers in (1, 2):
-        for tp in (2, 4, 8):
-            seq = data / f"tp1_layer{layers}" / "graph.0.hlo"
-            rank = data / f"tp{tp}_layer{layers}" / "graph.0.hlo"
-            runs = _timed_runs(repeat, True, seq, [rank], True, HLO_CHILD, first=f"{HLO_SPEC},{tp}")
+    scratch = Path(tempfile.mkdtemp(prefix="shardlog-deep-hlo-"))
+    for layers in (1, 2, 4, 8):
+        for tp in (2, 4, 6, 8):
+            seq = _hlo_program(data, 1, layers, scratch)
+            rank = _hlo_program(data, tp, layers, scratch)
+            spec_path = HLO_SPEC6 if tp == 6 else HLO_SPEC
+            runs = _timed_runs(repeat, True, seq, [rank], True, HLO_CHILD, first=f"{spec_path},{tp}")
             out = sorted(runs, key=lambda x: x[1])[len(runs) // 2][0]
             check_s = statistics.median(r[0]["check"] for r in runs)
             engine_s = statistics.median(r[0]["engine"] for r in runs)
-            args = [str(seq), str(rank), "--world-size", str(tp), "--relations", str(HLO_SPEC)]
+            args = [str(seq), str(rank), "--world-size", str(tp), "--relations", str(spec_path)]
             _cli_run(args, True)  # untimed: fills the bytecode cache
             timed = [_cli_run(args, True) for _ in range(repeat)]
             wall = statistics.median(w for w, _ in timed)
             cpu = statistics.median(c for _, c in timed)
             gg = HLO_GRAPHGUARD.get((tp, layers))
             rows.append(
-                f"| tp{tp}_layer{layers} | {tp} | {out['nodes']} | {out['verdict']} | {wall:.2f} | {cpu:.2f} | "
+                f"| tp{tp}_layer{layers}{'' if layers <= 2 else ' (repeated)'} | {tp} | {out['nodes']} | "
+                f"{out['verdict']} | {wall:.2f} | {cpu:.2f} | "
                 f"{check_s:.3f} | {engine_s:.3f} | {gg if gg else '-'} | {_ratio(gg, wall)} | {_ratio(gg, check_s)} |"
             )
             click.echo(f"tp{tp}_layer{layers}: wall {wall:.2f} s, check {check_s:.3f} s, {out['verdict']}")
@@ -505,11 +540,14 @@ def _hlo(data: Path, repeat: int, out_path: Path, note: str = "") -> None:
         f"{platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')} ({load}){_note(note)}.",
         "Each case: `shardlog check tp1_layerL/graph.0.hlo tpN_layerL/graph.0.hlo --world-size N",
         "--relations examples/hlo/aws_llama/spec.yaml` (one HLO file for every rank; the same spec for",
-        "every case). wall, CPU and check are defined as in the section above (medians over the runs;",
-        "check = the first `check()` of a fresh process, the HLO import included). GraphGuard's times",
-        "are read from the scalability figure of its artifact (16-core AMD EPYC 7302P, approximate;",
-        "../shared/data/hlo/README.md); GraphGuard does not run TP 6, and shardlog does not verify it",
-        "yet (padded heads and FFN). ratio = GraphGuard / ours.",
+        "every case but TP 6, which has `spec_tp6.yaml`: its padded heads and FFN; verified given that",
+        "declared layout, the graphs carry no weights). 4 and 8 layers (repeated): the 2-layer program",
+        "with its last layer repeated in the HLO text (`scripts/deepen_aws_hlo.py`; no deeper",
+        "transformers-neuronx export can be made here), the specs unchanged. wall, CPU and check are",
+        "defined as in the section above (medians over the runs; check = the first `check()` of a fresh",
+        "process, the HLO import included). GraphGuard's times are read from the scalability figure of",
+        "its artifact (16-core AMD EPYC 7302P, approximate; ../shared/data/hlo/README.md); GraphGuard",
+        "does not run TP 6. ratio = GraphGuard / ours.",
         "",
         "| case | ranks | nodes/rank (ONNX) | verdict | wall s | CPU s | check s | engine s | GraphGuard s "
         "| ratio, wall | ratio, check |",

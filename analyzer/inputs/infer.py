@@ -296,7 +296,8 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
         entry = {entry: True}
     if not isinstance(entry, Mapping):
         raise InputError(f"{where}: expected 'replicate' or a mapping like {{shard: 0}}, got {shown(entry)}")
-    keys = set(entry) - {"ranks", "sections", "replicas"}
+    pad_keys = {"unit", "pad_to", "repeat", "index"}
+    keys = set(entry) - {"ranks", "sections", "replicas"} - pad_keys
     if len(keys) != 1:
         raise InputError(f"{where}: give exactly one of replicate, shard, partial (got {sorted(map(str, keys))})")
     kind = str(next(iter(keys))).lower()
@@ -313,6 +314,8 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
     elif kind == "shard":
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**31:
             raise InputError(f"{where}.shard: expected a non-negative axis, got {shown(value)}")
+        if pad_keys & set(entry):
+            return _parse_padded(where, value, entry), tuple(ranks) if ranks is not None else None
         sections = entry.get("sections")
         if sections is not None and (
             not isinstance(sections, list)
@@ -337,6 +340,60 @@ def _parse_layout(where: str, entry: object) -> tuple[Layout, tuple[str, ...] | 
     else:
         raise InputError(f"{where}: unknown layout {shown(kind)} (expected replicate, shard or partial)")
     return layout, tuple(ranks) if ranks is not None else None
+
+
+def _parse_padded(where: str, axis: int, entry: Mapping) -> Layout:
+    """A padded shard (analyzer/padding.py): ``unit``, ``sections`` (in units), ``pad_to``,
+    ``repeat`` (one each or one per section), or ``index`` (per rank, the units it holds, -1 a
+    unit of zeros). Resolved against the axis size by :func:`apply_spec`."""
+    from analyzer.padding import spec_form
+
+    def ints(key: str, value: object, *, lists: bool = True) -> object:
+        ok_int = isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31
+        ok_list = lists and isinstance(value, list) and all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 < x < 2**31 for x in value
+        )
+        if not (ok_int or ok_list):
+            what = "a positive size" + (" or a list of them" if lists else "")
+            raise InputError(f"{where}.{key}: expected {what}, got {shown(value)}")
+        return value
+
+    fields: dict[str, object] = {}
+    if "replicas" in entry:
+        raise InputError(f"{where}: a padded shard (unit, pad_to, repeat, index) takes no replicas")
+    if "unit" in entry:
+        fields["unit"] = ints("unit", entry["unit"], lists=False)
+    for key in ("sections", "pad_to", "repeat"):
+        if key in entry:
+            fields[key] = ints(key, entry[key], lists=True)
+    if "index" in entry:
+        index = entry["index"]
+        if set(fields) - {"unit"}:
+            raise InputError(f"{where}.index: give index or sections/pad_to/repeat, not both")
+        if not isinstance(index, list) or not all(
+            isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < 2**31 for x in r)
+            for r in index
+        ):
+            raise InputError(f"{where}.index: expected one list of unit indices (-1: zeros) per rank")
+        fields["index"] = index
+    return Layout("Shard", axis=axis, pad=spec_form(fields))
+
+
+def _resolve_padded(path: str, name: str, layout: Layout, shape: tuple | None, n: int) -> Layout:
+    """A spec's padded form resolved against the value's shape (analyzer/padding.py)."""
+    from dataclasses import replace
+
+    from analyzer.padding import SPEC_PREFIX, resolve_spec
+
+    if layout.pad is None or not layout.pad.startswith(SPEC_PREFIX):
+        return layout
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    if shape is None or axis >= len(shape) or not isinstance(shape[axis], int):
+        raise InputError(f"{path}: {shown(name)}: a padded shard needs the value's static shape with axis {axis}")
+    try:
+        return replace(layout, pad=resolve_spec(layout.pad, shape[axis], n))
+    except ValueError as exc:
+        raise InputError(f"{path}: {shown(name)}: {exc}") from None
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -596,6 +653,7 @@ def apply_spec(
         for r, v in enumerate(values):
             if v not in rank_names[r]:
                 raise InputError(f"{spec.path}: {shown(v)} is not a value of rank {r}")
+        layout = _resolve_padded(spec.path, name, layout, seq_shapes.get(name), n)
         _check_fits(spec.path, name, layout, seq_shapes.get(name), n)
         _check_claim(spec.path, name, layout, values, seq, ranks, seq_shapes, rank_shapes)
         out[name] = [InputRelation(name, layout, tuple(values), "spec", established="spec")]
@@ -615,9 +673,10 @@ def apply_spec(
             for r in range(n):
                 if name not in rank_names[r]:
                     raise InputError(f"{spec.path}: {glob!r} matches {name!r}, which is not a value of rank {r}")
-            _check_fits(spec.path, name, layout, boundary.get(name), n)
-            _check_claim(spec.path, name, layout, (name,) * n, seq, ranks, seq_shapes, rank_shapes)
-            out[name] = [InputRelation(name, layout, (name,) * n, "spec", established="spec")]
+            resolved = _resolve_padded(spec.path, name, layout, boundary.get(name), n)
+            _check_fits(spec.path, name, resolved, boundary.get(name), n)
+            _check_claim(spec.path, name, resolved, (name,) * n, seq, ranks, seq_shapes, rank_shapes)
+            out[name] = [InputRelation(name, resolved, (name,) * n, "spec", established="spec")]
     for name, pieces in (spec.micro_batches or {}).items():
         if name not in seq_names:
             raise InputError(f"{spec.path}: {shown(name)} is not a value of the sequential graph")

@@ -50,6 +50,14 @@ def rank_shape(layout: Layout, shape: Shape, n: int) -> tuple[int | None, ...]:
     dim = out[axis]
     if dim is None:
         return tuple(out)
+    if layout.pad is not None:
+        from analyzer.padding import expand
+
+        pm = expand(layout.pad)
+        if pm.seq_size != dim or len(pm.ranks) != n:
+            raise ValueError(f"the padded layout is of an axis of {pm.seq_size} over {len(pm.ranks)} ranks")
+        out[axis] = pm.rank_size
+        return tuple(out)
     if layout.micro is not None:
         parts = [(dim, n * layout.micro[0])]
     elif layout.sections:

@@ -217,6 +217,61 @@ def _sections_from_rows(full: np.ndarray, arrays: Sequence[np.ndarray], axis: in
         return None
 
 
+def _padded_from_rows(
+    full: np.ndarray, arrays: Sequence[np.ndarray], axis: int, need_padding: bool = False
+) -> Layout | None:
+    """The padded shard (analyzer/padding.py) the ranks' rows along ``axis`` are: each rank row
+    byte-equal to one sequential row (possibly on several ranks or places: copies) or all zeros
+    (padding), every sequential row held somewhere. The unit is the largest run length that every
+    ascending run of rows is made of (a head of 64 rows when whole heads are copied or padded).
+    None when some rank row is neither, a row is held nowhere, the sequential rows repeat
+    (where a copy comes from is then not known), or ``need_padding`` and no rank holds a zero
+    row."""
+    from math import gcd
+
+    from analyzer.padding import ZERO, param_text
+
+    ids = _row_ids([full, *arrays], axis)
+    if ids is None:
+        return None
+    seq_ids, rank_ids = ids[0], ids[1:]
+    if len(np.unique(seq_ids)) != len(seq_ids) or len({len(x) for x in rank_ids}) != 1:
+        return None
+    where = np.full(int(max(x.max() for x in ids)) + 1, -1)
+    where[seq_ids] = np.arange(len(seq_ids))
+    maps = []
+    for a, x in zip(arrays, rank_ids):
+        m = where[x]
+        zero = np.moveaxis(a, axis, 0).reshape(a.shape[axis], -1)
+        m = np.where((m < 0) & ~zero.any(axis=1), ZERO, m)
+        if (m == -1).sum() != (m == ZERO).sum() or (m < -1).any():
+            return None
+        if ((m < 0) & zero.any(axis=1)).any():
+            return None  # a row that is neither a sequential row nor zeros
+        maps.append(m)
+    if len(np.unique(np.concatenate(maps)[np.concatenate(maps) >= 0])) != full.shape[axis]:
+        return None
+    if need_padding and not any((m == ZERO).any() for m in maps):
+        return None
+    unit = full.shape[axis]
+    for m in maps:
+        unit = gcd(unit, len(m))
+        j = 0
+        while j < len(m):
+            k = j + 1
+            while k < len(m) and ((m[j] < 0 and m[k] == m[j]) or (m[j] >= 0 and m[k] == m[k - 1] + 1)):
+                k += 1
+            unit = gcd(unit, gcd(j, k - j))
+            if m[j] >= 0:
+                unit = gcd(unit, int(m[j]))
+            j = k
+    units = [[int(e) // unit if e >= 0 else ZERO for e in m[::unit]] for m in maps]
+    try:
+        return Layout("Shard", axis=axis, pad=param_text(unit, full.shape[axis] // unit, units))
+    except ValueError:
+        return None
+
+
 _MAX_BLOCKS = 16  # equal blocks tried by value without the row search (fused q|k|v: 3, gate|up: 2)
 
 
@@ -290,6 +345,14 @@ def search_layout(full: np.ndarray, arrays: Sequence[np.ndarray], skip: Layout |
         sec = _sections_from_rows(full, arrays, diff[0])
         if sec is not None and sec != skip and _holds(sec, full, arrays):
             return LayoutFound(sec)
+    if all(a.shape == shape for a in arrays) and full.dtype != object and len(shape) == full.ndim:
+        # a padded shard may keep an axis's size (8 kv heads copied onto 2 x 3 ranks, padded to 4)
+        # only where the shapes fit no regular layout or a rank holds padding: a regular layout's
+        # pieces in a wrong order (kv heads misassigned) stay a misplaced chunk, not a gather
+        for axis in diff if len(diff) == 1 else (range(full.ndim) if not diff else ()):
+            padded = _padded_from_rows(full, arrays, axis, need_padding=bool(cands) or skip is not None)
+            if padded is not None and padded != skip and _holds(padded, full, arrays):
+                return LayoutFound(padded)
     for c in [*([skip] if skip is not None else []), *cands, *([sec] if sec is not None else [])]:
         order = _order(c, full, arrays)
         if order is not None:
@@ -307,6 +370,16 @@ def layout_evidence(layout: Layout) -> str:
     if layout.kind == "Replicate":
         return "values equal on every rank"
     a = layout.axis
+    if layout.pad is not None:
+        from analyzer.padding import expand
+
+        pm = expand(layout.pad)
+        copies = sum(e >= 0 for r in pm.ranks for e in r) - pm.units
+        return (
+            f"values match units of {pm.unit} on axis {a}: every unit held"
+            + (f", {copies} copies" if copies else "")
+            + f", {sum(e < 0 for r in pm.ranks for e in r)} zero units of padding"
+        )
     if layout.sections:
         secs = list(layout.sections)
         what = f"each of {len(secs)} blocks" if len(set(secs)) == 1 else f"each of the sections {secs}"

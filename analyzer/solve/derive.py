@@ -29,6 +29,7 @@ from analyzer.solve.expand import expand_fused_ops
 from analyzer.solve.oracles import (
     const_ints_text,
     microbatch_facts,
+    pad_reshape_axes,
     replica_reshape_maps,
     replica_shard_shapes,
     reshape_axis_maps,
@@ -168,6 +169,7 @@ def check_facts(inp: CheckInput, seq=None, ranks=None, timings: dict | None = No
     facts.extend(replica_shard_shapes(facts, inp.world_size))
     facts.extend(replica_reshape_maps(facts, inp.world_size))
     facts.extend(microbatch_facts(facts, inp.world_size))
+    facts.extend(pad_reshape_axes(facts, inp.world_size))
     if timings is not None:
         timings.update(facts=t1 - t0, oracles=time.perf_counter() - t1)
     return facts, copies

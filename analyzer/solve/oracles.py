@@ -30,6 +30,7 @@ __all__ = [
     "replica_reshape_maps",
     "microbatch_counts",
     "microbatch_facts",
+    "pad_reshape_axes",
 ]
 
 
@@ -462,4 +463,50 @@ def microbatch_facts(facts: FactTables, world_size: int) -> FactTables:
             for a, b in reshape_axis_map(src_shape, dst_shape, world_size * m).items():
                 family = micro_family(m)
                 out.add("ReshapeStridedMap", n=node, in_axis=a, in_param=family, out_axis=b, out_param=family)
+    return out
+
+
+_RESHAPE_LIKE = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")  # the ops of rules/ops/Reshape.dl
+
+
+def pad_reshape_axes(facts: FactTables, world_size: int) -> FactTables:
+    """``PadReshapeAxis(n, a, U, b, U2)`` for reshape-like seq nodes, when some input relation
+    is a padded shard (a ``Param_Pad`` row; analyzer/padding.py): a unit of ``U`` elements of
+    input axis ``a`` is a unit of ``U2`` elements of output axis ``b`` (the same run of
+    elements, row-major: the axes before them hold the same number of elements and
+    ``U * stride_in(a) == U2 * stride_out(b)``), with the same unit count on both axes. ``U``
+    ranges over the divisors of the axis size; reshapes that keep the shape map every axis to
+    itself. Also ``ShapeAround(s, a, pre, post)``, the text of each static seq shape around
+    each axis. ``world_size`` is unused (the map is the same for every N)."""
+    out = FactTables()
+    if not facts.rows("Param_Pad"):
+        return out
+    shapes = _seq_shapes(facts)
+    for value, dims in shapes.items():
+        text = [str(d) for d in dims]
+        for a in range(len(dims)):
+            pre = ",".join(text[:a]) + ("," if a else "")
+            post = ("," if a + 1 < len(dims) else "") + ",".join(text[a + 1 :])
+            out.add("ShapeAround", s=value, axis=a, pre=pre, post=post)
+    reshapes = {x["node"] for x in facts.rows("Node") if x["g"] == "seq" and x["op"] in _RESHAPE_LIKE}
+    for node, src, dst in _seq_first_io(facts):
+        if node not in reshapes or src not in shapes or dst not in shapes:
+            continue
+        ins, outs = shapes[src], shapes[dst]
+        if math.prod(ins) != math.prod(outs) or not ins or not outs:
+            continue
+        for a, size in enumerate(ins):
+            if size <= 1:
+                continue
+            before, stride = math.prod(ins[:a]), math.prod(ins[a + 1 :])
+            for b, osize in enumerate(outs):
+                if math.prod(outs[:b]) != before or osize <= 1:
+                    continue
+                ostride = math.prod(outs[b + 1 :])
+                for unit in _divisors(size):
+                    if (unit * stride) % ostride:
+                        continue
+                    unit2 = unit * stride // ostride
+                    if unit2 >= 1 and osize % unit2 == 0 and osize // unit2 == size // unit:
+                        out.add("PadReshapeAxis", n=node, in_axis=a, in_unit=unit, out_axis=b, out_unit=unit2)
     return out

@@ -102,6 +102,8 @@ def distribute(
         return [chunks[r * count + k] for r in range(n)]
     if layout.kind == "Shard" and isinstance(layout.replicas, int):
         return _replica_pieces(layout, value, n)
+    if layout.pad is not None:
+        return _padded_pieces(layout, value, n)
     if layout.kind == "Shard":
         axis = int(layout.axis)  # type: ignore[arg-type]
         dim = _axis_size(value, axis)
@@ -114,6 +116,52 @@ def distribute(
     if layout.reduce == "sum":
         return _partial_sum_pieces(value, n, rng)
     return _partial_max_pieces(value, n, rng)
+
+
+def _padded_pieces(layout: Layout, value: np.ndarray, n: int) -> list[np.ndarray]:
+    """The pieces of a padded shard (analyzer/padding.py): each rank's listed units, zeros for
+    its padding ("anything" units as zeros too)."""
+    from analyzer.padding import expand, gather
+
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    _axis_size(value, axis)
+    if len(expand(layout.pad).ranks) != n:  # type: ignore[arg-type]
+        raise ValueError(f"the padded layout is for {len(expand(layout.pad).ranks)} ranks, not {n}")  # type: ignore[arg-type]
+    return [gather(layout.pad, value, axis, r) for r in range(n)]  # type: ignore[arg-type]
+
+
+def _padded_error(layout: Layout, seq_value: np.ndarray, arrays: Sequence[np.ndarray]) -> float:
+    """Max abs error of each rank's piece against its listed units and zero units; units that
+    may hold anything ("x", analyzer/padding.py) are not compared."""
+    from analyzer.padding import mask
+
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    expected = _padded_pieces(layout, seq_value, len(arrays))
+    worst = 0.0
+    for r, (a, e) in enumerate(zip(arrays, expected)):
+        if a.shape != e.shape:
+            return float("inf")
+        keep = mask(layout.pad, a.shape, axis, r)  # type: ignore[arg-type]
+        worst = max(worst, max_abs_diff(np.where(keep, a, 0), np.where(keep, e, 0)))
+    return worst
+
+
+def _padded_rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
+    """The sequential value from a padded shard's pieces: each seq unit from the first rank
+    that holds it (a unit no rank holds cannot be rebuilt: ValueError)."""
+    from analyzer.padding import expand
+
+    pm = expand(layout.pad)  # type: ignore[arg-type]
+    axis = int(layout.axis)  # type: ignore[arg-type]
+    found: dict[int, np.ndarray] = {}
+    for r, piece in enumerate(pieces):
+        for j, src in enumerate(pm.ranks[r]):
+            if src >= 0 and src not in found:
+                found[src] = np.take(np.asarray(piece), range(j * pm.unit, (j + 1) * pm.unit), axis=axis)
+    if len(found) != pm.units:
+        raise ValueError("the padded layout does not hold every unit of the sequential axis")
+    units = [found[k] for k in range(pm.units) for _ in range(pm.group)]
+    return np.concatenate(units, axis=axis)
 
 
 def _groups(layout: Layout, n: int) -> int:
@@ -212,6 +260,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     """
     if not pieces:
         raise ValueError("rebuild needs at least one piece")
+    if layout.pad is not None:
+        return _padded_rebuild(layout, pieces)
     if layout.scale is not None:  # the pieces rebuild scale * s
         whole = rebuild(replace(layout, scale=None), pieces)
         return (whole / float(layout.scale)).astype(whole.dtype, copy=False)
@@ -355,6 +405,8 @@ def relation_error(layout: Layout, seq_value: Any, pieces: Sequence[Any]) -> flo
         return max(max_abs_diff(p, seq_value) for p in pieces)
     try:
         arrays = [np.asarray(p) for p in pieces]
+        if layout.pad is not None:
+            return _padded_error(layout, np.asarray(seq_value), arrays)
         if layout.replicas or (layout.micro is not None and layout.kind == "Shard"):
             # replicated groups: every rank must hold its group's chunk, so each piece is
             # compared with the piece the layout gives that rank
