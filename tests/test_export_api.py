@@ -3,6 +3,7 @@ shardlog check reads, with nothing from scripts/ (analyzer/export/)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 
 import onnx
@@ -263,10 +264,11 @@ def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max()
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    from analyzer.export.collectives import register_collective_schemas
+    from analyzer.export.collectives import collective_schemas
     from analyzer.export.pipeline import torch_export
 
-    register_collective_schemas()
+    stack = contextlib.ExitStack()
+    stack.enter_context(collective_schemas())  # registered for this test only
     if dist.is_initialized():
         dist.destroy_process_group()
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
@@ -294,3 +296,4 @@ def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max()
             torch_export(make_fx(product)(x), (x,), 2, input_names=("x",), output_names=("s",))
     finally:
         dist.destroy_process_group()
+        stack.close()

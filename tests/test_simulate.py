@@ -592,14 +592,14 @@ def test_a_registered_collective_schema_lends_no_default_attributes_to_the_witne
     import onnx.parser
     from onnx.reference import op_run
 
-    from analyzer.export.collectives import register_collective_schemas
+    from analyzer.export.collectives import collective_schemas
     from analyzer.layout import PARTIAL_SUM
     from analyzer.witness.simulate import run_ranks
 
-    register_collective_schemas()
     # onnx.reference reads every schema once, at its import: in a process that exported first,
     # the registered one is there (keyed by op name)
-    monkeypatch.setitem(op_run._schemas, "AllReduce", onnx.defs.get_schema("AllReduce", 1, "com.microsoft"))
+    with collective_schemas():
+        monkeypatch.setitem(op_run._schemas, "AllReduce", onnx.defs.get_schema("AllReduce", 1, "com.microsoft"))
     text = """<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
 r (float[2] x) => (float[2] y) { y = com.microsoft.AllReduce(x) }"""
     seq = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
@@ -608,3 +608,19 @@ s (float[2] x) => (float[2] y) { y = Identity(x) }""")
     sim = run_ranks(seq, ranks, {"x": PARTIAL_SUM})  # rank pieces that sum to x: the all-reduce rebuilds x
     for out in sim.ranks:
         assert np.allclose(out["y"], sim.seq["y"], atol=1e-6)
+
+
+def test_the_collective_schemas_of_an_export_do_not_outlive_it():
+    """A schema registered while exporting would make onnx's checker refuse the attributes it
+    does not declare (the fx importer's ``group``) in every later check of the process."""
+    import onnx.defs
+
+    from analyzer.export.collectives import collective_schemas
+
+    assert not onnx.defs.has("AllReduce", "com.microsoft")
+    with collective_schemas():
+        assert onnx.defs.has("AllReduce", "com.microsoft")
+        with collective_schemas():  # nested (an export calling another): the outer one removes them
+            pass
+        assert onnx.defs.has("AllReduce", "com.microsoft")
+    assert not onnx.defs.has("AllReduce", "com.microsoft")

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from analyzer.errors import InputError
+from analyzer.export.collectives import with_collective_schemas
 
 __all__ = ["export", "export_hf", "hf_config"]
 
@@ -57,6 +58,7 @@ def _fresh_folder(out_dir: str | Path, world_size: int, names=()) -> Path:
     return out
 
 
+@with_collective_schemas
 def export(
     model,
     plan: Mapping,
@@ -197,6 +199,7 @@ def _hub_config(name: str):
         ) from None
 
 
+@with_collective_schemas
 def export_hf(
     config,
     world_size: int | None,

@@ -12,7 +12,12 @@ collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 __all__ = [
+    "collective_schemas",
+    "with_collective_schemas",
     "ALL_REDUCE_OPS",
     "MESH_GROUPS",
     "MSFT",
@@ -48,6 +53,38 @@ def reset_dtensor_caches() -> None:
     prop._propagate_tensor_meta_cached.cache_clear()
     _redistribute._gen_transform_infos.cache_clear()
     _redistribute._planner_cache.clear()
+
+
+_SCHEMAS = ("AllReduce", "AllGather", "ReduceScatter")
+
+
+@contextlib.contextmanager
+def collective_schemas():
+    """The collectives' schemas registered for the ``with`` block, then taken away again if they
+    were not there before: a registered schema is process-wide, and onnx's checker then refuses
+    attributes it does not declare (the fx importer's ``group``) on graphs a later ``check``
+    in the same process reads."""
+    import onnx.defs as D
+
+    before = {name for name in _SCHEMAS if D.has(name, MSFT)}
+    register_collective_schemas()
+    try:
+        yield
+    finally:
+        for name in _SCHEMAS:
+            if name not in before and D.has(name, MSFT):
+                D.deregister_schema(name, 1, MSFT)
+
+
+def with_collective_schemas(fn):
+    """Decorate an export entry point: it runs inside :func:`collective_schemas`."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with collective_schemas():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 def register_collective_schemas() -> None:

@@ -29,6 +29,7 @@ import sys
 import warnings
 
 from analyzer.errors import InputError
+from analyzer.export.collectives import with_collective_schemas
 
 __all__ = [
     "boundary_names",
@@ -218,6 +219,7 @@ def export_stage(gm, inputs, input_names, output_names, weights, *, meta):
     return finish_model(proto, -1, 1, meta)
 
 
+@with_collective_schemas
 def export_hf_stages(config, out_dir, *, split_layer: int | None = None, seq_len: int = 8, batch: int = 1,
                      seed: int = 0) -> list:  # fmt: skip
     """``seq.onnx``, ``stage0.onnx`` and ``stage1.onnx`` of a Hugging Face causal LM built from
