@@ -223,3 +223,23 @@ def test_rank_literals_need_two_sites_that_agree():
     assert sorted(rank_literals(disagree).values()) == [[0, 1], [1, 0]]
     check_order_by_literals(["a", "b"], rank_literals(disagree), disagree)
     assert rank_literals([graph(0, 0, 1), graph(0, 0, 2)]) == {}  # the same on every rank: no literal
+
+
+def test_rank_literals_of_a_float16_graph_raise_no_numpy_warning():
+    """A float16 constant is compared with 2**53 as float64 (in its own type the bound overflows
+    and numpy prints a RuntimeWarning under the user's report)."""
+    import warnings
+
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    from analyzer.inputs.rank_files import _literals_of
+
+    big = numpy_helper.from_array(np.array([60000.0, 3.0], dtype=np.float16), "c")
+    node = helper.make_node("Add", ["x", "c"], ["y"], name="node_Add_3")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", 10, [2])],
+                              [helper.make_tensor_value_info("y", 10, [2])], [big])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lits = _literals_of(helper.make_model(graph))
+    assert list(lits.values()) == [((2,), (60000, 3), "node_Add_3")]

@@ -334,6 +334,8 @@ def _literals_of(model: onnx.ModelProto) -> dict[tuple[str, int, int], tuple[tup
     for name, a in consts.items():  # each constant once, however many nodes read it
         if a.dtype.kind not in "iuf" or a.size == 0:
             continue
+        if a.dtype.kind == "f":
+            a = a.astype(np.float64)  # float16's range ends at 65504: 2**53 would overflow in its type
         if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(np.abs(a) <= 2**53)):
             continue
         if a.dtype.kind == "f" and not np.all(a == np.round(a)):
