@@ -220,6 +220,7 @@ def produce(args, command):
             "config": hf.config_summary(cfg, args),
             "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
             "output": {"name": "logits", "shape": [*ids.shape, cfg.vocab_size], "dtype": "float32"},
+            **({"extra_inputs": ["attention_mask", "position_ids"]} if args.positions == "input" else {}),
         },
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",

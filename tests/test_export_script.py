@@ -58,6 +58,7 @@ def test_example_case_is_well_formed(folder: Path):
         # a loss takes the labels too (scripts/export_tp_idioms.py's vocab_ce)
         inputs = [case["model"].get("input", {}).get("name", "input_ids")]
         inputs += [case["model"]["labels"]["name"]] if "labels" in case["model"] else []
+        inputs += case["model"].get("extra_inputs", [])  # e.g. sequence-sharded position_ids (export_cp.py)
         assert [i.name for i in rank.graph.input] == inputs
         assert [o.name for o in rank.graph.output] == [case["model"].get("output", {}).get("name", "logits")]
         ops = {(node.domain, node.op_type) for node in rank.graph.node}
