@@ -138,3 +138,19 @@ def write_models(tmp_path):
         return paths
 
     return _write
+
+
+@pytest.fixture
+def fork_possible():
+    """Skip a test of the forked speed paths when this process may not fork: the product
+    refuses to fork while other threads run (a fork copies only the calling thread;
+    ``analyzer.speedups.beside.can_fork``), and an earlier test in the same process (an export,
+    which imports torch and starts its thread pools) can leave threads behind."""
+    import threading
+
+    from analyzer.speedups.beside import can_fork
+
+    if not can_fork():
+        others = sorted({t.name for t in threading.enumerate() if t is not threading.current_thread()})
+        pytest.skip(f"this test process may not fork (other threads alive: {', '.join(others) or 'none'}; "
+                    "not Linux?): the forked path is refused by design")

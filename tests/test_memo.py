@@ -140,7 +140,7 @@ def _sharded_layers(path: Path, layers: int, width: int, *, odd_layer: int | Non
 
 
 @pytest.mark.parametrize("odd_layer", [None, 3])
-def test_the_rank_graph_collapsed_in_a_child_gives_the_same_result(tmp_path, monkeypatch, odd_layer):
+def test_the_rank_graph_collapsed_in_a_child_gives_the_same_result(tmp_path, monkeypatch, odd_layer, fork_possible):
     import sys
 
     import analyzer.speedups.memo as memo

@@ -239,7 +239,7 @@ def test_a_rank_cut_at_another_phase_falls_back_to_the_whole_graph(monkeypatch, 
     assert result.derivation.memo.endswith("whole graph checked")
 
 
-def test_the_rank_graph_collapsed_in_a_child_gives_the_same_collapse(monkeypatch):
+def test_the_rank_graph_collapsed_in_a_child_gives_the_same_collapse(monkeypatch, fork_possible):
     # the forked path needs one distinct rank graph: rank 0's model for both ranks
     import sys
 

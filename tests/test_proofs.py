@@ -34,7 +34,7 @@ def _with_bad_name(tmp_path: Path) -> tuple[Path, list[Path]]:
 
 
 @pytest.fixture
-def always_fork(monkeypatch):
+def always_fork(monkeypatch, fork_possible):
     """Fork for any amount of work (the examples are smaller than the threshold)."""
     monkeypatch.setattr(proofs_module, "FORK_MIN_BYTES", 0)
     forks = []

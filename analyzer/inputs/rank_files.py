@@ -344,7 +344,8 @@ def _literals_of(model: onnx.ModelProto) -> dict[tuple[str, int, int], tuple[tup
     out = {}
     seen: dict[str, int] = {}
     for node in model.graph.node:
-        if not node.name or names[node.name] != 1:
+        # a name that is not UTF-8 text reads as bytes: the file's proofs report it, not this
+        if not node.name or not isinstance(node.name, str) or names[node.name] != 1:
             continue
         stem = _COUNTER.sub("", node.name)
         nth = seen[stem] = seen.get(stem, -1) + 1
