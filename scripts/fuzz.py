@@ -1007,8 +1007,18 @@ def _write_case(case: Case, folder: Path) -> None:
 
 
 def _max_rss_mb(children: bool = False) -> float:
+    """Peak resident memory (MiB) of this worker, or of its largest child. On Linux the worker's
+    own peak is its address space's high-water mark (``VmHWM``): ``ru_maxrss`` also counts what the
+    process that started it held at the fork (a test process grown to 2 GB would fail every case)."""
     import resource
 
+    if not children:
+        try:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+        except (OSError, ValueError, IndexError):
+            pass
     who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
     return resource.getrusage(who).ru_maxrss / 1024  # KiB on Linux
 
