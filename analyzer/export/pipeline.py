@@ -209,11 +209,12 @@ def _trim_metadata(proto):
 
 
 def torch_export(gm, args, world_size, input_names=("input_ids",), output_names=("logits",)):
-    output_names = output_names or ()
     """``torch.onnx.export(dynamo=True)`` of a traced GraphModule with the collectives mapped to
-    ``com.microsoft`` ops (shared by every producer in scripts/); returns the ONNXProgram."""
+    ``com.microsoft`` ops (shared by every producer in scripts/ and the package's exports);
+    returns the ONNXProgram."""
     import torch
 
+    output_names = output_names or ()
     WORLD["n"] = world_size
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")

@@ -25,7 +25,6 @@ Needs the ``export`` extra (torch, transformers, onnxscript).
 from __future__ import annotations
 
 import contextlib
-import sys
 import warnings
 
 from analyzer.errors import InputError
@@ -186,26 +185,10 @@ def export_stage(gm, inputs, input_names, output_names, weights, *, meta):
         RuntimeError: the export renamed a boundary tensor (a bug of the exporter, not of the input).
     """
     import onnx
-    import torch
 
-    from analyzer.export.collectives import WORLD, translation_table
-    from analyzer.export.pipeline import OPSET, _optimize_keeping_weights, _rename_values, finish_model
+    from analyzer.export.pipeline import _optimize_keeping_weights, _rename_values, finish_model, torch_export
 
-    WORLD["n"] = 1
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("ignore")
-        prog = torch.onnx.export(
-            gm,
-            tuple(inputs),
-            dynamo=True,
-            custom_translation_table=translation_table(),
-            opset_version=OPSET,
-            input_names=list(input_names),
-            output_names=list(output_names),
-            optimize=False,
-            verbose=False,
-        )
-    proto = prog.model_proto
+    proto = torch_export(gm, inputs, 1, input_names, output_names).model_proto
     _rename_values(proto.graph, weights)
     proto = _optimize_keeping_weights(proto, set(weights.values()))
     g = proto.graph
