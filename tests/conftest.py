@@ -154,3 +154,15 @@ def fork_possible():
         others = sorted({t.name for t in threading.enumerate() if t is not threading.current_thread()})
         pytest.skip(f"this test process may not fork (other threads alive: {', '.join(others) or 'none'}; "
                     "not Linux?): the forked path is refused by design")
+
+
+def edited_copy(source: Path, out: Path, pattern: str, replacement: str) -> Path:
+    """A copy of the text file ``source`` at ``out`` with the one line ``pattern`` matches edited
+    (the one-line bugs made in published HLO files)."""
+    import re
+
+    text = source.read_text()
+    new, count = re.subn(pattern, replacement, text)
+    assert count == 1, f"the edit must change exactly one line of {source}"
+    out.write_text(new)
+    return out

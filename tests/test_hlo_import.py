@@ -7,14 +7,13 @@ instruction and the model's source line."""
 from __future__ import annotations
 
 import importlib.util
-import re
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT, SHARED_DATA
+from conftest import ROOT, SHARED_DATA, edited_copy
 from onnx.reference import ReferenceEvaluator
 
 from analyzer import check
@@ -490,12 +489,7 @@ def test_the_qkv_weight_without_the_spec_is_a_plain_shard_and_the_sections_are_f
 
 
 def _edited(tmp_path: Path, case: str, pattern: str, replacement: str) -> Path:
-    text = (AWS / case / "graph.0.hlo").read_text()
-    new, count = re.subn(pattern, replacement, text)
-    assert count == 1, f"the edit must change exactly one line of {case}"
-    out = tmp_path / f"{case}_bug.hlo"
-    out.write_text(new)
-    return out
+    return edited_copy(AWS / case / "graph.0.hlo", tmp_path / f"{case}_bug.hlo", pattern, replacement)
 
 
 @needs_aws

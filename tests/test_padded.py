@@ -10,7 +10,6 @@ of them flagged at the instruction with the model's source line."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import onnx.parser
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import ROOT, SHARED_DATA
+from conftest import ROOT, SHARED_DATA, edited_copy
 
 from analyzer import check
 from analyzer.cli import main
@@ -206,12 +205,7 @@ def test_aws_llama_tp6_verifies_given_the_declared_padding(layers):
 
 
 def _edited(tmp_path: Path, case: str, pattern: str, replacement: str) -> Path:
-    text = (AWS / case / "graph.0.hlo").read_text()
-    new, count = re.subn(pattern, replacement, text)
-    assert count == 1, f"the edit must change exactly one line of {case}"
-    out = tmp_path / f"{case}_bug.hlo"
-    out.write_text(new)
-    return out
+    return edited_copy(AWS / case / "graph.0.hlo", tmp_path / f"{case}_bug.hlo", pattern, replacement)
 
 
 @needs_aws

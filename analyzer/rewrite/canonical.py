@@ -164,14 +164,18 @@ def _fold_reshape_chains(model: onnx.ModelProto) -> int:
         if _is_op(node, "Reshape") and node.input and node.input[0] in producer:
             node.input[0] = producer[node.input[0]].input[0]
             folded += 1
-    if not folded:
-        return 0
+    if folded:
+        _drop_unread(g, producer)
+    return folded
+
+
+def _drop_unread(g: onnx.GraphProto, producer: dict[str, onnx.NodeProto]) -> None:
+    """Drop the nodes of ``producer`` (by output) that nothing reads any more after a fold."""
     uses = Counter(v for n in g.node for v in n.input)
     uses.update(o.name for o in g.output)
     kept = [n for n in g.node if not (n.output and n.output[0] in producer and uses[n.output[0]] == 0)]
     del g.node[:]
     g.node.extend(kept)
-    return folded
 
 
 def _perm(node: onnx.NodeProto, types: _Types) -> list[int] | None:
@@ -204,13 +208,8 @@ def _fold_transpose_chains(model: onnx.ModelProto, types: _Types) -> int:
         del node.attribute[:]
         node.attribute.append(helper.make_attribute("perm", [p1[j] for j in p2]))
         folded += 1
-    if not folded:
-        return 0
-    uses = Counter(v for n in g.node for v in n.input)
-    uses.update(o.name for o in g.output)
-    kept = [n for n in g.node if not (n.output and n.output[0] in producer and uses[n.output[0]] == 0)]
-    del g.node[:]
-    g.node.extend(kept)
+    if folded:
+        _drop_unread(g, producer)
     return folded
 
 
