@@ -401,7 +401,7 @@ def _collective_ops(rank, comm):
         op_domain = MSFT
 
         def _run(self, x, group_size=None, reduction=None, mesh_axis=None):
-            reduce = {"sum": np.sum, "max": np.max}[reduction or "sum"]
+            reduce = {"sum": np.sum, "max": np.max, "avg": np.mean}[reduction or "sum"]
             xs = comm.exchange(rank, ("AllReduce", x.shape, reduction or "sum"), x)
             return (reduce(np.stack(xs), axis=0).astype(x.dtype),)
 

@@ -85,6 +85,16 @@ BUGS = {
     "norm_not_averaged": "the tensor-parallel q/k RMSNorm all-reduces the local mean of squares but does "
     "not divide it by the world size (variance = all_reduce(variance) instead of all_reduce(variance) / N): "
     "the variance is N times too large",
+    "residual_every_rank": "the row-parallel MLP adds the replicated residual to its partial sum on every rank "
+    "before the all-reduce (the `if rank == 0` guard dropped): the residual is summed world_size times",
+    "scale_dropped": "the row-parallel MLP adds the replicated residual to its partial sum on every rank without "
+    "scaling it by 1/N first (residual / world_size -> residual): the all-reduce sums it world_size times",
+    "scaled_twice": "the tensor-parallel q/k RMSNorm divides the local mean of squares by the world size before "
+    "the all-reduce AND the all-reduced sum again after it: the variance is N times too small",
+    "avg_as_sum": "the tensor-parallel q/k RMSNorm declares the local mean of squares Partial('sum') instead of "
+    "Partial('avg') before redistributing it to Replicate: the all-reduce sums the N local means (N times the mean)",
+    "scatter_offset": "the hand-written reduce-scatter keeps the slice at offset `rank` instead of `rank * S/N` "
+    "(x.narrow(1, rank, S/N) after the all-reduce): rank r > 0 keeps rows that overlap another rank's chunk",
 }
 _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2, layers=2)
 # probabilities are at most 1: the softmax cases compare them with a tolerance ten times finer
@@ -93,7 +103,26 @@ _SMALL = dict(hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=2, layers=
 _SOFTMAX = dict(model="qwen3", idiom="vocab_softmax", init_range=0.2, tol=1e-5, **_SMALL)
 # the loss: weights twice as large too, so that a target logit that is dropped shows
 _CE = dict(model="qwen3", idiom="vocab_ce", init_range=0.2, **_SMALL)
+# the hand-written decoder-layer tails (llama): q/k/v/gate/up colwise, o_proj rowwise, down_proj
+# a hand-written row-parallel linear without its all-reduce (vLLM's reduce_results=False)
+_TAIL = dict(model="llama", **_SMALL)
+_QK = dict(model="olmo2", **{**_SMALL, "kv_heads": 4})
+_QK_BUG = "model.layers.0.self_attn.q_norm"
 PRESETS = {
+    "llama_tp2_rank0_residual": dict(_TAIL, idiom="rank0_residual"),
+    "llama_tp2_rank0_residual_bug_residual_every_rank": dict(
+        _TAIL, idiom="rank0_residual", bug="residual_every_rank", bug_module="model.layers.0"),
+    "llama_tp2_scaled_residual": dict(_TAIL, idiom="scaled_residual"),
+    "llama_tp2_scaled_residual_bug_scale_dropped": dict(
+        _TAIL, idiom="scaled_residual", bug="scale_dropped", bug_module="model.layers.0"),
+    "llama_tp2_hand_reduce_scatter": dict(_TAIL, idiom="hand_reduce_scatter"),
+    "llama_tp2_hand_reduce_scatter_bug_scatter_offset": dict(
+        _TAIL, idiom="hand_reduce_scatter", bug="scatter_offset", bug_module="model.layers.0"),
+    "olmo2_tp2_qknorm_prescaled": dict(_QK, idiom="qknorm_prescaled"),
+    "olmo2_tp2_qknorm_prescaled_bug_scaled_twice": dict(
+        _QK, idiom="qknorm_prescaled", bug="scaled_twice", bug_module=_QK_BUG),
+    "olmo2_tp2_qknorm_avg": dict(_QK, idiom="qknorm_avg"),
+    "olmo2_tp2_qknorm_avg_bug_avg_as_sum": dict(_QK, idiom="qknorm_avg", bug="avg_as_sum", bug_module=_QK_BUG),
     "qwen3_tp2_vocab_ce": dict(_CE),
     "qwen3_tp2_vocab_ce_bug_mask_end": dict(_CE, bug="mask_end", bug_module="loss"),
     "qwen3_tp2_vocab_ce_bug_predicted_not_reduced": dict(_CE, bug="predicted_not_reduced", bug_module="loss"),
@@ -116,7 +145,16 @@ OUTPUT = {
     "vocab_argmax": "next_tokens",
     "vocab_topk": "topk_ids",
     "qknorm_allreduce": "logits",
+    "qknorm_prescaled": "logits",
+    "qknorm_avg": "logits",
+    "rank0_residual": "logits",
+    "scaled_residual": "logits",
+    "hand_reduce_scatter": "logits",
 }
+#: the idioms that replace OLMo2's q/k norms by a tensor-parallel RMSNorm (tp_rms_norm's form)
+QKNORM = {"qknorm_allreduce": "after", "qknorm_prescaled": "before", "qknorm_avg": "avg"}
+#: the idioms that write the decoder layer's MLP tail by hand (mlp_tail's form)
+TAIL = ("rank0_residual", "scaled_residual", "hand_reduce_scatter")
 #: the idioms on vocab-sharded logits (lm_head ColwiseParallel() with its local output) and the
 #: module each adds after lm_head
 HEAD = {"vocab_softmax": "probs", "vocab_ce": "loss", "vocab_argmax": "next_tokens", "vocab_topk": "topk_ids"}
@@ -129,6 +167,12 @@ BUG_SOURCE = {
     "predicted_not_reduced": "scripts/export_tp_idioms.py",
     "rank_offset": "scripts/export_tp_idioms.py",
     "norm_not_averaged": "transformers/models/olmo2/",
+    "scaled_twice": "transformers/models/olmo2/",
+    "avg_as_sum": "transformers/models/olmo2/",
+    # the decoder layer's residual add of HF's LlamaDecoderLayer, which the ranks fold into the MLP
+    "residual_every_rank": "transformers/models/llama/",
+    "scale_dropped": "transformers/models/llama/",
+    "scatter_offset": "transformers/models/llama/",
 }
 
 
@@ -271,12 +315,17 @@ def topk_head(rank: int = 0, world: int = 1, group=None, bug: str | None = None)
     return VocabTopk()
 
 
-def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
+def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None, form: str = "after", mesh=None):
     """A tensor-parallel RMSNorm over a column-parallel projection (vLLM's
-    MiniMaxText01RMSNormTP): the local mean of squares all-reduced and divided by the world
-    size, times the rank's chunk of ``norm``'s weight."""
+    MiniMaxText01RMSNormTP): the mean of squares over the whole (sharded) hidden axis from the
+    ranks' local means, times the rank's chunk of ``norm``'s weight. ``form`` says how the local
+    means become the global one: ``"after"`` all-reduced (sum) then divided by the world size
+    (vLLM), ``"before"`` each divided by the world size, then all-reduced (sum), ``"avg"`` declared
+    ``Partial("avg")`` on ``mesh`` and redistributed to ``Replicate()`` (DTensor: an all-reduce
+    with reduce op avg)."""
     import torch
     from torch.distributed._functional_collectives import all_reduce
+    from torch.distributed.tensor import DTensor, Partial, Replicate
 
     weight = norm.weight.detach().chunk(world, dim=0)[rank].clone()
     eps = norm.variance_epsilon
@@ -288,12 +337,79 @@ def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None):
 
         def forward(self, x):
             variance = x.pow(2).mean(-1, keepdim=True)
-            variance = all_reduce(variance, "sum", group)
-            if bug != "norm_not_averaged":
-                variance = variance / world  # BUG norm_not_averaged (one line): this division dropped
+            if form == "avg":
+                placement = Partial("sum") if bug == "avg_as_sum" else Partial("avg")  # BUG avg_as_sum: "sum"
+                variance = DTensor.from_local(variance, mesh, [placement], run_check=False)
+                variance = variance.redistribute(mesh, [Replicate()]).to_local()
+            elif form == "before":
+                variance = all_reduce(variance / world, "sum", group)
+                if bug == "scaled_twice":
+                    variance = variance / world  # BUG scaled_twice (one line): divided again
+            else:
+                variance = all_reduce(variance, "sum", group)
+                if bug != "norm_not_averaged":
+                    variance = variance / world  # BUG norm_not_averaged (one line): this division dropped
             return self.weight * (x * torch.rsqrt(variance + eps))
 
     return TPRMSNorm()
+
+
+def row_parallel_linear(linear, rank: int, world: int):
+    """vLLM's ``RowParallelLinear(reduce_results=False)`` without a bias: the rank's chunk of
+    ``linear``'s weight along the input axis, the local product (a partial sum; the caller
+    reduces it)."""
+    import torch
+
+    weight = linear.weight.detach().chunk(world, dim=1)[rank].clone()
+
+    class RowParallelLinear(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(weight, requires_grad=False)
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.weight)
+
+    return RowParallelLinear()
+
+
+def mlp_tail(layer, form: str, rank: int, world: int, group, bug: str | None):
+    """The forward of a decoder layer (HF's ``LlamaDecoderLayer.forward``) whose MLP ends in a
+    row-parallel ``down_proj`` without its all-reduce (:func:`row_parallel_linear`); the residual
+    is folded in before the reduction, by ``form``:
+
+    * ``"rank0_residual"``: added on rank 0 only, then all-reduced (vLLM's ``RowParallelLinear``
+      adds its bias this way: ``bias_ = None if self.tp_rank > 0 else self.bias``);
+    * ``"scaled_residual"``: ``residual / N`` added on every rank, then all-reduced;
+    * ``"hand_reduce_scatter"``: all-reduced, each rank keeps its chunk of the sequence
+      (``narrow(1, rank * S/N, S/N)``: a reduce-scatter written by hand, sequence-parallel style),
+      adds its chunk of the residual, and the chunks are all-gathered on the sequence axis.
+
+    Returns the function to bind as the layer's ``forward``."""
+    from torch.distributed._functional_collectives import all_gather_tensor, all_reduce
+
+    def forward(hidden_states, attention_mask=None, position_embeddings=None, **kwargs):
+        residual = hidden_states
+        hidden_states = layer.input_layernorm(hidden_states)
+        hidden_states, _ = layer.self_attn(hidden_states=hidden_states, attention_mask=attention_mask,
+                                           position_embeddings=position_embeddings, **kwargs)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        partial = layer.mlp(layer.post_attention_layernorm(hidden_states))  # a partial sum
+        if form == "rank0_residual":
+            if rank == 0 or bug == "residual_every_rank":  # BUG residual_every_rank: `if True`
+                partial = residual + partial
+            return all_reduce(partial, "sum", group)
+        if form == "scaled_residual":
+            share = residual if bug == "scale_dropped" else residual / world  # BUG scale_dropped: no / N
+            return all_reduce(share + partial, "sum", group)
+        size = partial.size(1) // world
+        start = rank if bug == "scatter_offset" else rank * size  # BUG scatter_offset: rank, not rank * size
+        out = all_reduce(partial, "sum", group).narrow(1, start, size)
+        out = residual.narrow(1, start, size) + out
+        return all_gather_tensor(out, 1, group)
+
+    return forward
 
 
 def _plan(args, cfg):
@@ -308,6 +424,9 @@ def _plan(args, cfg):
         for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = ColwiseParallel(), "ColwiseParallel()"
         for name in ("self_attn.o_proj", "mlp.down_proj"):
+            if name == "mlp.down_proj" and args.idiom in TAIL:
+                desc[f"model.layers.{i}.{name}"] = "hand-written RowParallelLinear(reduce_results=False): weight chunk r"
+                continue
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = RowwiseParallel(), "RowwiseParallel()"
     plan["model.embed_tokens"] = ColwiseParallel(output_layouts=Replicate())
     desc["model.embed_tokens"] = "ColwiseParallel(output_layouts=Replicate())"
@@ -339,8 +458,22 @@ def _plan(args, cfg):
     else:
         plan["lm_head"] = ColwiseParallel(output_layouts=Replicate())
         desc["lm_head"] = "ColwiseParallel(output_layouts=Replicate())"
-        desc["q_norm, k_norm"] = "TP RMSNorm: all_reduce(local mean of squares) / N, weight chunk r" + (
-            "  # BUG: / N dropped" if args.bug == "norm_not_averaged" else "")
+        bug = f"  # BUG: {BUGS[args.bug].split(':')[0]}" if args.bug else ""
+        if args.idiom == "qknorm_allreduce":
+            desc["q_norm, k_norm"] = "TP RMSNorm: all_reduce(local mean of squares) / N, weight chunk r" + (
+                "  # BUG: / N dropped" if args.bug == "norm_not_averaged" else "")
+        elif args.idiom == "qknorm_prescaled":
+            desc["q_norm, k_norm"] = "TP RMSNorm: all_reduce(local mean of squares / N), weight chunk r" + bug
+        elif args.idiom == "qknorm_avg":
+            desc["q_norm, k_norm"] = ("TP RMSNorm: DTensor.from_local(local mean of squares, [Partial('avg')])"
+                                      ".redistribute([Replicate()]), weight chunk r" + bug)
+        else:
+            desc["layers.*.forward"] = {
+                "rank0_residual": "down_proj's partial sum + residual on rank 0 only, all_reduce",
+                "scaled_residual": "down_proj's partial sum + residual / N on every rank, all_reduce",
+                "hand_reduce_scatter": "all_reduce(down_proj's partial sum).narrow(1, r*S/N, S/N) + residual chunk, "
+                "all_gather on the sequence axis",
+            }[args.idiom] + bug
     return plan, desc
 
 
@@ -459,11 +592,16 @@ def produce(args, command: str) -> dict:
                 model.next_tokens = argmax_head(r, n, group, args.bug)
             if args.idiom == "vocab_topk":
                 model.topk_ids = topk_head(r, n, group, args.bug)
-            if args.idiom == "qknorm_allreduce":
+            if args.idiom in QKNORM:
                 for layer in model.model.layers:
                     attn = layer.self_attn
-                    attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug)
-                    attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None)
+                    attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug, QKNORM[args.idiom], mesh)
+                    attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None, QKNORM[args.idiom], mesh)
+            if args.idiom in TAIL:
+                for i, layer in enumerate(model.model.layers):
+                    layer.mlp.down_proj = row_parallel_linear(layer.mlp.down_proj, r, n)
+                    # the one-line bugs live in layer 0 (bug_module); the other layers are correct
+                    layer.forward = mlp_tail(layer, args.idiom, r, n, group, args.bug if i == 0 else None)
 
             gm = _trace(_forward(model, args), inputs)
             names = hf.constant_names(gm, model)

@@ -3,7 +3,9 @@
 redistributions) into them, for ``torch.onnx.export(custom_translation_table=...)``.
 
 ``all_reduce`` -> ``com.microsoft::AllReduce(group_size=N, reduction="sum")`` (``"max"`` for
-``all_reduce(x, "max", group)``, Megatron-LM's vocab-parallel row max),
+``all_reduce(x, "max", group)``, Megatron-LM's vocab-parallel row max; ``"avg"`` for
+``all_reduce(x, "avg", group)``, what DTensor's redistribution of a ``Partial("avg")`` value to
+``Replicate()`` emits: the elementwise mean over the group, NCCL's ``ncclAvg``),
 ``all_gather_into_tensor`` -> ``AllGather(group_size=N, axis=0)``, ``reduce_scatter_tensor`` ->
 ``ReduceScatter(group_size=N, reduction="sum", axis=0)`` (onnxruntime's contrib ops,
 collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered in
@@ -31,7 +33,7 @@ MSFT = "com.microsoft"
 #: world size the all_reduce translation writes (set by the exporter before each export)
 WORLD = {"n": 1}
 #: the all_reduce reduce ops an export translates (``reduction`` of the AllReduce it writes)
-ALL_REDUCE_OPS = ("sum", "max")
+ALL_REDUCE_OPS = ("sum", "max", "avg")
 #: process-group name -> (mesh axis name, size) while a mesh rank is traced
 MESH_GROUPS: dict = {}
 _WORLD, _MESH_GROUPS = WORLD, MESH_GROUPS  # the names the translation functions read
