@@ -68,6 +68,34 @@ def test_mean_over_a_sharded_axis(write_models, case):
         assert result.numeric["y"] > 1e-2
 
 
+_AVG = 'com.microsoft.AllReduce<reduction="avg">'
+AVG_CASES = {
+    # DTensor's Partial("avg") -> Replicate: the local means averaged over the ranks
+    "local_mean_avg": (f"m = ReduceMean<keepdims=1>(h, ax)\n  y = {_AVG}(m)", True),
+    # the mean completed (all-reduce, / N), then averaged again over its N equal copies
+    "replicated_avg": (_LOCAL_MEAN + f"a = Div(gm, two)\n  y = {_AVG}(a)", True),
+    # bugs: the local sums averaged (L/N times the mean); the average multiplied by N, as if the
+    # all-reduce had averaged sums (y / N on every rank would be right: a Partial(sum) of y)
+    "bug_local_sum_avg": (f"m = ReduceSum<keepdims=1>(h, ax)\n  y = {_AVG}(m)", False),
+    "bug_avg_times_n": (f"m = ReduceMean<keepdims=1>(h, ax)\n  a = {_AVG}(m)\n  y = Mul(a, two)", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AVG_CASES))
+def test_mean_over_a_sharded_axis_by_an_average_all_reduce(write_models, case):
+    """com.microsoft::AllReduce(reduction="avg") (collectives/AllReduce.dl)."""
+    body, correct = AVG_CASES[case]
+    result = _run(write_models, SEQ_MEAN, "h = MatMul(x, w)\n  " + body, "float[4, 1] gm, float[4, 1] a")
+    if correct:
+        assert result.verdict == "verified"
+        assert result.verdict_.outputs[0].relation == "Replicate"
+        assert result.numeric["y"] < 1e-6
+    else:
+        assert result.verdict == "discrepancy"
+        assert result.verdict_.outputs[0].relation is None
+        assert result.numeric["y"] > 1e-2
+
+
 SEQ_SOFTMAX = f"""
 g (float[4, 8] x, float[8, 16] w) => (float[4, 16] p) <{CONSTS}> {{
   l = MatMul(x, w)

@@ -394,6 +394,12 @@ def _probe(rule: Rule, index: int, decls: Mapping[str, Decl]) -> tuple[Rule, Dec
     number = sorted(rank_vars)[0] if rank_vars else "rank_number_"
     for v in sorted(rank_vars - {number}):  # one rank: its variables are one number
         body.append(Constraint("=", Var(v), Var(number)))
+    # a head that names a rank (Piece(s, 0, ...)) derives its row at that rank alone, not at
+    # every rank: the probe's rows must say so, or a one-rank solve would copy it to the others
+    for i in ranks:
+        t = rule.head.args[i]
+        if isinstance(t, Const) and t.value != -1:
+            body.append(Constraint("=", Var(number), Const(t.value)))
     body.append(Atom(_NUMBERS, (Var(number),)))
     # the probe's copy of the head's columns: rank 0's, read as plain values (not copied to each rank)
     cols = tuple((f"c{i}", "number" if kind == RANK_TYPE else kind) for i, (_, kind) in enumerate(head_decl.columns))
