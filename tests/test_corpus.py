@@ -78,6 +78,11 @@ FIX_HINT = {
     "mask_end": "vocab-range",
     "predicted_not_reduced": "missing-allreduce",
     "rank_offset": "vocab-range",
+    "residual_every_rank": "bias-before-reduce",
+    "scale_dropped": "bias-before-reduce",
+    "scaled_twice": "extra-scaling",
+    "avg_as_sum": "scaled-not-divided",
+    "scatter_offset": "scatter-chunk",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "missing_loss_scale": "missing-loss-scale",
