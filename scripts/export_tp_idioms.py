@@ -48,6 +48,31 @@ rank's local tensors:
   ``MiniMaxText01RMSNormTP`` computes it: the local mean of squares all-reduced and divided by
   the world size, the rank's chunk of the norm weight. Bug ``norm_not_averaged``: the all-reduced
   mean of squares is not divided by the world size (one line).
+* ``qknorm_prescaled`` (OLMo2): the same norm with the scale before the reduction: each rank's
+  local mean of squares divided by the world size, then all-reduced (a mean over a sharded axis
+  as local mean * 1/N on every rank, then sum; Megatron DDP's ``gradient_scaling_factor = 1/dp``
+  before its all-reduce is the same form). Bug ``scaled_twice``: the all-reduced sum divided by
+  N again (one added line).
+* ``qknorm_avg`` (OLMo2): the same norm in DTensor's spelling: the local mean of squares
+  declared ``Partial("avg")`` (``DTensor.from_local``) and redistributed to ``Replicate()``,
+  which emits ``all_reduce(x, "avg", group)``, exported as
+  ``com.microsoft::AllReduce(reduction="avg")``. Bug ``avg_as_sum``: ``Partial("sum")``
+  instead of ``Partial("avg")`` (one line): the local means are summed.
+* ``rank0_residual`` (Llama): the decoder layer's MLP ends in a hand-written row-parallel
+  ``down_proj`` without its all-reduce (vLLM's ``RowParallelLinear(reduce_results=False)``);
+  the replicated residual is added to the partial sum on rank 0 only, then all-reduced (as
+  vLLM's ``RowParallelLinear`` adds its bias: ``bias_ = None if self.tp_rank > 0 else
+  self.bias``). Bug ``residual_every_rank``: the ``rank == 0`` guard dropped (one line).
+* ``scaled_residual`` (Llama): the same, with ``residual / N`` added on every rank before the
+  all-reduce. Bug ``scale_dropped``: the division dropped (one line).
+* ``hand_reduce_scatter`` (Llama): the same MLP, its partial sum all-reduced and narrowed to the
+  rank's chunk of the sequence (``narrow(1, rank * S/N, S/N)``: a reduce-scatter written by
+  hand, sequence-parallel code that does not call ``reduce_scatter_tensor``), the rank's chunk
+  of the residual added, the chunks all-gathered on the sequence axis. Bug ``scatter_offset``:
+  the slice starts at ``rank`` instead of ``rank * S/N`` (one line).
+
+The bugs of the three decoder-layer idioms are in layer 0 (``model.layers.0``); the other
+layers are correct.
 
 Usage::
 
@@ -425,7 +450,8 @@ def _plan(args, cfg):
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = ColwiseParallel(), "ColwiseParallel()"
         for name in ("self_attn.o_proj", "mlp.down_proj"):
             if name == "mlp.down_proj" and args.idiom in TAIL:
-                desc[f"model.layers.{i}.{name}"] = "hand-written RowParallelLinear(reduce_results=False): weight chunk r"
+                desc[f"model.layers.{i}.{name}"] = (
+                    "hand-written RowParallelLinear(reduce_results=False): weight chunk r")
                 continue
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = RowwiseParallel(), "RowwiseParallel()"
     plan["model.embed_tokens"] = ColwiseParallel(output_layouts=Replicate())
