@@ -80,7 +80,7 @@ FIX_HINT = {
     "rank_offset": "vocab-range",
     "residual_every_rank": "bias-before-reduce",
     "scale_dropped": "bias-before-reduce",
-    "scaled_twice": "extra-scaling",
+    "prescale_dropped": "scaled-not-divided",
     "avg_as_sum": "scaled-not-divided",
     "scatter_offset": "scatter-chunk",
     # training steps (run by tests/test_train_steps.py)

@@ -7,6 +7,7 @@ by N: DTensor's replicate -> partial) but not a program whose ranks mix them: ra
 
 from __future__ import annotations
 
+import onnx.parser
 import pytest
 from conftest import check_text_graphs
 
@@ -67,3 +68,60 @@ def test_pieces_of_two_decompositions_do_not_make_a_partial(write_models, bodies
     assert result.verdict == "discrepancy"
     assert result.verdict_.outputs[0].relation is None
     assert result.numeric["y"] > 0.1  # the ranks' sum is not y
+
+
+# A replicated term added on rank 0 only (rules/parallel/one_rank_term.dl): y = x @ W + b, rank 0
+# adds b to its summand of x @ W, the others keep theirs. The summands must be the outputs of
+# the nodes paired with the product (one decomposition). Here every rank also all-reduces its
+# contraction chunk and halves the result (another Partial(sum) of x @ W, by the division rule);
+# rank 0 adds b to that half while rank 1 keeps its chunk: the sum is (x @ W)/2 + b + rank 1's
+# chunk, not x @ W + b.
+SEQ_BIAS = HEADER + """
+seq (float[4, 8] x, float[8, 6] W, float[6] b) => (float[4, 6] y) {
+    p = MatMul(x, W)
+    y = Add(p, b)
+}
+"""
+_REDUCED_HALF = """
+    g = com.microsoft.AllReduce(p)
+    h = Div(g, two)
+"""
+
+
+def _bias_rank(r: int, body: str) -> str:
+    head = f"rank{r} (float[4, 8] x, float[8, 6] W, float[6] b) => (float[4, 6] y) <float two = {{2.0}}, float[4, 6] g, float[4, 6] h>"
+    return HEADER + head + f" {{\n{body}\n}}\n"
+
+
+def test_a_term_on_rank_zero_alone_verifies(write_models):
+    ranks = [
+        _bias_rank(0, _chunk(0) + "    t = Add(p, b)\n    y = com.microsoft.AllReduce(t)"),
+        _bias_rank(1, _chunk(1) + "    y = com.microsoft.AllReduce(p)"),
+    ]
+    result, _, _, _ = check_text_graphs(write_models, SEQ_BIAS, ranks, infer_shapes=True)
+    assert result.verdict == "verified", result.verdict_.discrepancies
+    assert result.numeric["y"] < 1e-4
+
+
+def test_a_term_on_rank_zero_does_not_mix_decompositions(write_models):
+    """The halves h are Partial(sum) of x @ W by collectives/scaled_replicate.dl, beside the
+    chunks p: x @ W itself has two decompositions there (a gap of the division rule, which
+    the witness refutes when it swaps one rank's piece: not this rule's). What this rule adds
+    must not mix them: no relation of y, and none refuted."""
+    from analyzer import check
+    from analyzer.witness.check import confirm_relations
+
+    ranks = [
+        _bias_rank(0, _chunk(0) + _REDUCED_HALF + "    t = Add(h, b)\n    y = com.microsoft.AllReduce(t)"),
+        _bias_rank(1, _chunk(1) + _REDUCED_HALF + "    y = com.microsoft.AllReduce(p)"),
+    ]
+    models = {"seq": onnx.parser.parse_model(SEQ_BIAS)}
+    models.update({f"rank{r}": onnx.parser.parse_model(text) for r, text in enumerate(ranks)})
+    paths = write_models(models)
+    result = check(paths["seq"], [paths["rank0"], paths["rank1"]], numeric=True)
+    assert result.verdict == "discrepancy"
+    assert result.verdict_.outputs[0].relation is None
+    assert result.numeric["y"] > 0.1
+    _, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
+    assert [r for r in refuted if r[0] == "y"] == []
+    assert {r[0] for r in refuted} <= {"p"}  # at most the division rule's gap (docstring)
