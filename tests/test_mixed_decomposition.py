@@ -89,7 +89,8 @@ _REDUCED_HALF = """
 
 
 def _bias_rank(r: int, body: str) -> str:
-    head = f"rank{r} (float[4, 8] x, float[8, 6] W, float[6] b) => (float[4, 6] y) <float two = {{2.0}}, float[4, 6] g, float[4, 6] h>"
+    head = f"rank{r} (float[4, 8] x, float[8, 6] W, float[6] b) => (float[4, 6] y)"
+    head += " <float two = {2.0}, float[4, 6] g, float[4, 6] h>"
     return HEADER + head + f" {{\n{body}\n}}\n"
 
 
