@@ -274,6 +274,26 @@ def test_a_user_rule_with_a_rank_column_of_any_name_keeps_the_one_rank_result_ex
     assert _report(fast) == _report(full)
 
 
+# A rule whose head names rank 0 (parallel/one_rank_term.dl's rank-0 piece): its row is rank
+# 0's alone, so the one-rank world must not copy it to rank 1 (the probe derives it at rank 0 only).
+USER_RANK_ZERO_RULE = """
+.decl OnRankZero(s: ValueId, r: Rank, d: ValueId)
+.output OnRankZero
+OnRankZero(s, 0, d) :- Piece(s, 0, d, "Partial", _, _), Holds(s, "Partial", _, _).
+"""
+
+
+def test_a_rule_whose_head_names_rank_zero_is_not_copied_to_the_other_ranks(write_models, tmp_path):
+    _, _, seq, ranks = check_text_graphs(write_models, HEADER + SEQ_MLP, [HEADER + RANK_MLP] * 2)
+    rules = tmp_path / "user_rules"
+    rules.mkdir()
+    (rules / "rank_zero.dl").write_text(USER_RANK_ZERO_RULE)
+    fast, full = _both(seq, ranks, rules=[rules])
+    assert {row[1] for row in full.derivation.derived["OnRankZero"]} == {0}
+    assert fast.derivation.derived == full.derivation.derived
+    assert _report(fast) == _report(full)
+
+
 def _example(name: str) -> tuple[Path, list[Path], dict]:
     case = EXAMPLES / name
     cfg = yaml.safe_load((case / "case.yaml").read_text())

@@ -115,7 +115,9 @@ def _walks(program: Program) -> set[str]:
             continue
         at = ranks[0]
         bases = [r for r in rules if isinstance(r.head.args[at], Const) and r.head.args[at].value == 0]
-        if bases and all(r in bases or _is_step(r, name, at) for r in rules):
+        steps = [r for r in rules if _is_step(r, name, at)]
+        # a relation derived at rank 0 alone, with no step, is rank 0's rows, not a walk
+        if bases and steps and all(r in bases or r in steps for r in rules):
             out.add(name)
     return out
 
