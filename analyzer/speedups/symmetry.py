@@ -23,7 +23,8 @@ when it holds a rank number (a chunk index). A rule's rank and graph variables a
   column (a count over ranks would be 1 instead of N);
 * or the rule is part of an *all-ranks walk*, the library's way to say "on every rank" without
   an aggregate (``core/holds.dl``): a relation ``U`` derived only by ``U(x, 0) :- ...`` (reading
-  rank 0) and ``U(x, r1) :- U(x, r), NextRank(r, r1), ...``, read at ``LastRank(m)``. With
+  rank 0) and ``U(x, r1) :- U(x, r), NextRank(r, r1), ...`` (at least one such step: without
+  one, ``U``'s rows are rank 0's alone), read at ``LastRank(m)``. With
   every rank alike ``U(x, N-1)`` holds exactly when ``U(x, 0)`` does, so the one-rank world
   has ``LastRank(0)`` and no ``NextRank``.
 
@@ -31,7 +32,8 @@ when it holds a rank number (a chunk index). A rule's rank and graph variables a
 j's piece: ``collectives/rearrange.dl``; hints comparing ranks) are harmless when they fire
 nowhere. Each gets a *probe* (:func:`with_rank_probes`): its body with every rank and graph
 column read at rank 0, its negated atoms left out, and each rank variable that is used as a
-number bound to 0..N-1 (``RankNumber``); the probe derives ``RankProbe(i)`` for rule i, only in
+number bound to 0..N-1 (``RankNumber``), or to the rank its head names (``Piece(s, 0, ...)``
+derives a row of rank 0 alone); the probe derives ``RankProbe(i)`` for rule i, only in
 the one-rank world (``OneRankWorld``). The probe over-approximates every instance of the rule
 in the full world, so no ``RankProbe`` row means the rule fired nowhere; a row sends the driver
 back to the full world. A rule that cannot be probed (an aggregate, ``NextRank`` outside a
