@@ -257,7 +257,8 @@ def test_hf_plan_words_of_qwen3_resolve_and_a_replicated_module_has_no_style():
 
 def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max():
     """``all_reduce(x, "max", group)`` (Megatron-LM's vocab-parallel row max) becomes
-    ``com.microsoft::AllReduce(reduction="max")``; sum stays sum; another op is refused."""
+    ``com.microsoft::AllReduce(reduction="max")``; sum stays sum, avg (DTensor's Partial("avg"))
+    avg; another op is refused."""
     import torch
     import torch.distributed as dist
     from torch.distributed._functional_collectives import all_reduce
@@ -277,7 +278,8 @@ def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max()
 
         def row_max_then_sum(x):
             m = all_reduce(x.max(dim=-1, keepdim=True).values, "max", group)
-            return all_reduce(torch.exp(x - m).sum(dim=-1, keepdim=True), "sum", group)
+            s = all_reduce(torch.exp(x - m).sum(dim=-1, keepdim=True), "sum", group)
+            return all_reduce(s, "avg", group)  # DTensor's Partial("avg") -> Replicate()
 
         x = torch.randn(2, 4)
         proto = torch_export(make_fx(row_max_then_sum)(x), (x,), 2, input_names=("x",), output_names=("s",))
@@ -287,7 +289,7 @@ def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max()
             for n in proto.graph.node
             if n.domain == "com.microsoft"
         ]
-        assert got == [("AllReduce", b"max"), ("AllReduce", b"sum")], got
+        assert got == [("AllReduce", b"max"), ("AllReduce", b"sum"), ("AllReduce", b"avg")], got
 
         def product(x):
             return all_reduce(x, "product", group)
