@@ -87,13 +87,16 @@ BUG_MODULE = {
     "missing_allreduce": "decoder.layers.1.mlp.linear_fc2",
     "bias_every_rank": "decoder.layers.0.self_attention.linear_proj",
 }
-_GPT = dict(layers=2, hidden=32, ffn=64, heads=4, query_groups=2, vocab=64, seq=8, batch=1, seed=0)
+_GPT = dict(layers=2, hidden=32, ffn=64, heads=4, query_groups=2, vocab=64, seq=8, batch=1, seed=0, head="logits")
 PRESETS = {
     "megatron_gpt_tp2": dict(_GPT),
     "megatron_gpt_tp2_bug_missing_allreduce": dict(_GPT, bug="missing_allreduce"),
     "megatron_gpt_tp2_bug_bias_every_rank": dict(_GPT, bug="bias_every_rank"),
+    "megatron_gpt_tp2_loss": dict(_GPT, head="loss"),
 }
-INPUTS, OUTPUT = ("input_ids", "labels"), "loss"
+#: the program's inputs and output, by head: the gathered logits [B, S, V] or the per-token loss [B, S]
+INPUTS = {"logits": ("input_ids",), "loss": ("input_ids", "labels")}
+OUTPUT = {"logits": "logits", "loss": "loss"}
 
 
 @contextlib.contextmanager
@@ -177,7 +180,7 @@ def build(args, world: int):
     torch.manual_seed(args.seed)
     spec = get_gpt_layer_local_spec(normalization="RMSNorm")
     model = GPTModel(cfg, spec, vocab_size=args.vocab, max_sequence_length=args.seq,
-                     position_embedding_type="learned_absolute").eval()  # fmt: skip
+                     position_embedding_type="learned_absolute", parallel_output=args.head == "loss").eval()  # fmt: skip
     for p in model.parameters():
         p.requires_grad_(False)
     return model, cfg
@@ -237,10 +240,10 @@ def _forward(model, seq: int):
     """The traced program: GPTModel(input_ids, position_ids, causal mask, labels) -> loss [B, S]."""
     import torch
 
-    def forward(input_ids, labels):
+    def forward(input_ids, *labels):
         position_ids = torch.arange(seq, dtype=torch.int64).unsqueeze(0).expand_as(input_ids)
         mask = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)[None, None]
-        return model(input_ids, position_ids, mask, labels=labels)
+        return model(input_ids, position_ids, mask, labels=labels[0] if labels else None)
 
     forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
     return forward
@@ -267,12 +270,12 @@ def _labels(ids, vocab: int, world: int):
     return labels
 
 
-def _export(model, inputs, *, rank, world, seq, meta):
+def _export(model, inputs, *, rank, world, args, meta):
     from analyzer.export.pipeline import constant_names, export_onnx
 
-    gm = _trace(model, inputs, seq)
+    gm = _trace(model, inputs, args.seq)
     return export_onnx(gm, inputs, constant_names(gm, model), rank=rank, world_size=world, meta=meta,
-                       input_names=INPUTS, output_names=(OUTPUT,))  # fmt: skip
+                       input_names=INPUTS[args.head], output_names=(OUTPUT[args.head],))  # fmt: skip
 
 
 def produce(args, command: str) -> dict:
@@ -290,7 +293,8 @@ def produce(args, command: str) -> dict:
         old.unlink()
     g = torch.Generator().manual_seed(args.seed + 2)
     ids = torch.randint(0, args.vocab, (args.batch, args.seq), generator=g, dtype=torch.int64)
-    inputs = (ids, _labels(ids, args.vocab, n))
+    inputs = (ids, _labels(ids, args.vocab, n)) if args.head == "loss" else (ids,)
+    names, output = INPUTS[args.head], OUTPUT[args.head]
     meta = {"model": "megatron.core.models.gpt.GPTModel", "case": out.name}
     with collective_schemas():
         with model_parallel(1, 0):
@@ -299,7 +303,7 @@ def produce(args, command: str) -> dict:
             full = {k: v.clone() for k, v in model.named_parameters()}
             # traced before any eager run: DotProductAttention's score buffer (Megatron's global
             # memory buffer, allocated at first use) is then made inside the trace, not a constant
-            seq = _export(model, inputs, rank=-1, world=1, seq=args.seq,
+            seq = _export(model, inputs, rank=-1, world=1, args=args,
                           meta={**meta, "doc": f"Megatron-core GPTModel sequential (shardlog example {out.name})"})
             with torch.no_grad():
                 ref = _forward(model, args.seq)(*inputs)
@@ -312,18 +316,19 @@ def produce(args, command: str) -> dict:
                     load_shares(model, full, r, n, check_weights=True)
                 bug_line = apply_bug(model, args.bug)
                 doc = f"Megatron-core GPTModel tensor-parallel rank {r}/{n} (shardlog example {out.name})"
-                proto = _export(model, inputs, rank=r, world=n, seq=args.seq, meta={**meta, "doc": doc})
+                proto = _export(model, inputs, rank=r, world=n, args=args, meta={**meta, "doc": doc})
             onnx.save(proto, out / f"rank{r}.onnx")
             ranks.append(proto)
     print(hf.describe(seq, ranks))
 
-    feeds = {name: t.numpy() for name, t in zip(INPUTS, inputs)}
+    feeds = {name: t.numpy() for name, t in zip(names, inputs)}
     sess = ort.InferenceSession(seq.SerializeToString(), providers=["CPUExecutionProvider"])
     seq_out = sess.run(None, feeds)[0]
     seq_err = float(np.max(np.abs(seq_out - ref.numpy())))
     outs = hf.simulate_ranks(ranks, feeds)
     max_err = float(max(np.max(np.abs(o - seq_out)) for o in outs))
     print(f"  seq onnx vs torch: {seq_err:.3g}   ranks (simulated) vs seq: {max_err:.3g}")
+    shape = list(ids.shape) + ([args.vocab] if args.head == "logits" else [])
     data = {
         "model": {
             "megatron_class": "megatron.core.models.gpt.GPTModel",
@@ -340,9 +345,10 @@ def produce(args, command: str) -> dict:
                 "biases_and_norm_weights": "random (N(0, 0.1) and 1 + N(0, 0.1)), each rank its share",
             },  # fmt: skip
             "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
-            "output": {"name": OUTPUT, "shape": list(ids.shape), "dtype": "float32", "ranks": "Replicate"},
-            "labels": {"name": "labels", "shape": list(ids.shape), "dtype": "int64",
-                       "values": "next-token ids with the first and last id of every rank's range"},
+            "output": {"name": output, "shape": shape, "dtype": "float32", "ranks": "Replicate"},
+            **({"labels": {"name": "labels", "shape": list(ids.shape), "dtype": "int64",
+                           "values": "next-token ids with the first and last id of every rank's range"}}
+               if args.head == "loss" else {}),
         },
         "world_size": n,
         "expected": "discrepancy" if args.bug else "verified",
@@ -359,15 +365,18 @@ def produce(args, command: str) -> dict:
             "decoder.layers.*.self_attention.linear_proj": "RowParallelLinear (all-reduce, then bias)",
             "decoder.layers.*.mlp.linear_fc1": "ColumnParallelLinear stride 2 (gate chunk r | up chunk r)",
             "decoder.layers.*.mlp.linear_fc2": "RowParallelLinear (all-reduce, then bias)",
-            "output_layer": "ColumnParallelLinear (vocab-sharded logits, parallel_output)",
-            "loss": "vocab_parallel_cross_entropy (all-reduce of the row max, predicted logit and sum of exp)",
+            **({"output_layer": "ColumnParallelLinear (vocab-sharded logits, parallel_output=True)",
+                "loss": "vocab_parallel_cross_entropy (all-reduce of the row max, predicted logit and sum of exp)"}
+               if args.head == "loss" else
+               {"output_layer": "ColumnParallelLinear(gather_output=True): all-gather on axis 0, chunk, concat on "
+                                "the vocab (mappings._gather_along_last_dim)"}),
         },
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
         "produced_by": command,
     }
     hf.write_yaml(out / "case.yaml", data)
     print(f"  wrote {out} ({sum(f.stat().st_size for f in out.iterdir()) / 1024:.0f} KiB)")
-    hf.check_case_errors(args, out, seq_err, max_err, output=OUTPUT)
+    hf.check_case_errors(args, out, seq_err, max_err, output=output)
     return data
 
 
