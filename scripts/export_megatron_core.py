@@ -78,9 +78,9 @@ REPO = Path(__file__).resolve().parents[1]
 BUGS = {
     "missing_allreduce": "decoder.layers.1.mlp.linear_fc2.explicit_expert_comm = True (the MoE experts' flag set on a "
     "dense RowParallelLinear): its partial sums are returned without the all-reduce over the tensor-parallel group",
-    "bias_every_rank": "decoder.layers.0.self_attention.linear_proj's local matmul is given the bias (mimics the one-line "
-    "source bug bias=self.bias instead of bias=None in RowParallelLinear.forward): every rank adds it before the "
-    "all-reduce, and the bias is added again after it",
+    "bias_every_rank": "decoder.layers.0.self_attention.linear_proj's local matmul is given the bias (mimics the "
+    "one-line source bug bias=self.bias instead of bias=None in RowParallelLinear.forward): every rank adds it "
+    "before the all-reduce, and the bias is added again after it",
 }
 #: the module each bug is in (the first discrepancy must be there)
 BUG_MODULE = {
@@ -179,8 +179,10 @@ def build(args, world: int):
     )  # fmt: skip
     torch.manual_seed(args.seed)
     spec = get_gpt_layer_local_spec(normalization="RMSNorm")
+    # parallel_output=False: the output layer gathers the vocab-sharded logits (the loss keeps them sharded)
     model = GPTModel(cfg, spec, vocab_size=args.vocab, max_sequence_length=args.seq,
-                     position_embedding_type="learned_absolute", parallel_output=args.head == "loss").eval()  # fmt: skip
+                     position_embedding_type="learned_absolute", parallel_output=args.head == "loss")
+    model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model, cfg
