@@ -81,20 +81,27 @@ BUGS = {
     "bias_every_rank": "decoder.layers.0.self_attention.linear_proj's local matmul is given the bias (mimics the "
     "one-line source bug bias=self.bias instead of bias=None in RowParallelLinear.forward): every rank adds it "
     "before the all-reduce, and the bias is added again after it",
+    "mask_end": "the rank's vocab range end taken inclusive (one less): the last id of each rank's range is masked on "
+    "every rank, so its embedding row (or, for the loss, its predicted logit) is 0",
 }
 #: the module each bug is in (the first discrepancy must be there)
 BUG_MODULE = {
     "missing_allreduce": "decoder.layers.1.mlp.linear_fc2",
     "bias_every_rank": "decoder.layers.0.self_attention.linear_proj",
+    "mask_end": "embedding.word_embeddings",
+    "loss_mask_end": "loss",
 }
 _GPT = dict(layers=2, hidden=32, ffn=64, heads=4, query_groups=2, vocab=64, seq=8, batch=1, seed=0, head="logits")
 PRESETS = {
     "megatron_gpt_tp2": dict(_GPT),
     "megatron_gpt_tp2_bug_missing_allreduce": dict(_GPT, bug="missing_allreduce"),
     "megatron_gpt_tp2_bug_bias_every_rank": dict(_GPT, bug="bias_every_rank"),
+    "megatron_gpt_tp2_bug_mask_end": dict(_GPT, bug="mask_end"),
     "megatron_gpt_tp2_loss": dict(_GPT, head="loss"),
+    "megatron_gpt_tp2_loss_bug_mask_end": dict(_GPT, head="loss", bug="mask_end"),
 }
 #: the program's inputs and output, by head: the gathered logits [B, S, V] or the per-token loss [B, S]
+SOURCE_LOSS = "megatron/core/tensor_parallel/cross_entropy.py"
 INPUTS = {"logits": ("input_ids",), "loss": ("input_ids", "labels")}
 OUTPUT = {"logits": "logits", "loss": "loss"}
 
@@ -182,6 +189,8 @@ def build(args, world: int):
     # parallel_output=False: the output layer gathers the vocab-sharded logits (the loss keeps them sharded)
     model = GPTModel(cfg, spec, vocab_size=args.vocab, max_sequence_length=args.seq,
                      position_embedding_type="learned_absolute", parallel_output=args.head == "loss")
+    if args.head == "loss":
+        model.loss = loss_head(model.compute_language_model_loss)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
@@ -226,8 +235,16 @@ def load_shares(model, full: dict, rank: int, world: int, *, check_weights: bool
         p.copy_(share)
 
 
-def apply_bug(model, bug: str | None) -> str:
-    """The one-line bug on a rank's model; returns the line as it reads."""
+def _inclusive_vocab_end(per_partition_vocab_size, rank, world_size):
+    """Megatron-core's ``VocabUtility.vocab_range_from_per_partition_vocab_size`` with the one-line
+    bug ``index_l = index_f + per_partition_vocab_size - 1`` (the range end taken inclusive)."""
+    index_f = rank * per_partition_vocab_size
+    index_l = index_f + per_partition_vocab_size - 1  # BUG mask_end (one line): "- 1"
+    return index_f, index_l
+
+
+def apply_bug(model, bug: str | None, stack: contextlib.ExitStack) -> str:
+    """The one-line bug on a rank's built model (undone when ``stack`` closes); returns the line."""
     if bug == "missing_allreduce":
         model.decoder.layers[1].mlp.linear_fc2.explicit_expert_comm = True  # BUG (one line)
         return "model.decoder.layers[1].mlp.linear_fc2.explicit_expert_comm = True"
@@ -235,17 +252,49 @@ def apply_bug(model, bug: str | None) -> str:
         proj = model.decoder.layers[0].self_attention.linear_proj
         proj._forward_impl = lambda impl=proj._forward_impl, **kw: impl(**{**kw, "bias": proj.bias})  # BUG (one line)
         return "linear_proj._forward_impl = lambda **kw: impl(**{**kw, 'bias': linear_proj.bias})"
+    if bug == "mask_end" and model.parallel_output:
+        # the loss: vocab_parallel_cross_entropy asks VocabUtility for the rank's range at each call
+        # (the embedding asked it once, when it was built: it keeps the correct range)
+        from megatron.core.tensor_parallel.utils import VocabUtility
+
+        saved = VocabUtility.vocab_range_from_per_partition_vocab_size
+        VocabUtility.vocab_range_from_per_partition_vocab_size = staticmethod(_inclusive_vocab_end)  # BUG
+        stack.callback(setattr, VocabUtility, "vocab_range_from_per_partition_vocab_size", saved)
+        return "index_l = index_f + per_partition_vocab_size - 1 in vocab_range_from_per_partition_vocab_size"
+    if bug == "mask_end":
+        model.embedding.word_embeddings.vocab_end_index -= 1  # BUG (one line)
+        return "model.embedding.word_embeddings.vocab_end_index -= 1"
     return ""
 
 
+def loss_head(compute):
+    """The module ``loss``: Megatron-core's own ``GPTModel.compute_language_model_loss(labels,
+    logits)`` (``vocab_parallel_cross_entropy`` on the vocab-sharded logits [S, B, V/N]), called
+    as ``GPTModel.forward`` calls it when given labels; a module of its own so that its nodes have
+    a module scope (GPTModel computes the loss in its own forward, at the root). ``compute`` is
+    the bound method (not a submodule: no cycle in ``named_modules``)."""
+    import torch
+
+    class LanguageModelLoss(torch.nn.Module):
+        def forward(self, labels, logits_sbv):
+            return compute(labels, logits_sbv)
+
+    return LanguageModelLoss()
+
+
 def _forward(model, seq: int):
-    """The traced program: GPTModel(input_ids, position_ids, causal mask, labels) -> loss [B, S]."""
+    """The traced program: GPTModel(input_ids, position_ids, causal mask) -> the gathered logits
+    [B, S, V], or (``model.loss``, labels given) the per-token loss [B, S] of its vocab-sharded
+    logits (GPTModel returns them as [B, S, V/N]; the loss takes Megatron's [S, B, V/N])."""
     import torch
 
     def forward(input_ids, *labels):
         position_ids = torch.arange(seq, dtype=torch.int64).unsqueeze(0).expand_as(input_ids)
         mask = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)[None, None]
-        return model(input_ids, position_ids, mask, labels=labels[0] if labels else None)
+        logits = model(input_ids, position_ids, mask)
+        if not labels:
+            return logits
+        return model.loss(labels[0], logits.transpose(0, 1))
 
     forward._orig_mod = model  # lets make_fx record nn_module_stack (module paths)
     return forward
@@ -295,6 +344,8 @@ def produce(args, command: str) -> dict:
         old.unlink()
     g = torch.Generator().manual_seed(args.seed + 2)
     ids = torch.randint(0, args.vocab, (args.batch, args.seq), generator=g, dtype=torch.int64)
+    chunk = args.vocab // n  # the first and last id of every rank's range among the tokens
+    ids.view(-1)[: 2 * n] = torch.tensor([e for r in range(n) for e in (r * chunk, (r + 1) * chunk - 1)])
     inputs = (ids, _labels(ids, args.vocab, n)) if args.head == "loss" else (ids,)
     names, output = INPUTS[args.head], OUTPUT[args.head]
     meta = {"model": "megatron.core.models.gpt.GPTModel", "case": out.name}
@@ -312,11 +363,11 @@ def produce(args, command: str) -> dict:
         onnx.save(seq, out / "seq.onnx")
         ranks, bug_line = [], ""
         for r in range(n):
-            with model_parallel(n, r):
+            with model_parallel(n, r), contextlib.ExitStack() as undo:
                 model, _ = build(args, n)
                 with torch.no_grad():
                     load_shares(model, full, r, n, check_weights=True)
-                bug_line = apply_bug(model, args.bug)
+                bug_line = apply_bug(model, args.bug, undo)
                 doc = f"Megatron-core GPTModel tensor-parallel rank {r}/{n} (shardlog example {out.name})"
                 proto = _export(model, inputs, rank=r, world=n, args=args, meta={**meta, "doc": doc})
             onnx.save(proto, out / f"rank{r}.onnx")
@@ -346,7 +397,8 @@ def produce(args, command: str) -> dict:
                 "init_method_std": cfg.init_method_std, "seed": args.seed,
                 "biases_and_norm_weights": "random (N(0, 0.1) and 1 + N(0, 0.1)), each rank its share",
             },  # fmt: skip
-            "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
+            "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64",
+                      "values": "random ids with the first and last id of every rank's range"},
             "output": {"name": output, "shape": shape, "dtype": "float32", "ranks": "Replicate"},
             **({"labels": {"name": "labels", "shape": list(ids.shape), "dtype": "int64",
                            "values": "next-token ids with the first and last id of every rank's range"}}
@@ -356,9 +408,9 @@ def produce(args, command: str) -> dict:
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug] if args.bug else None,
         "bug_line": bug_line or None,
-        "bug_module": BUG_MODULE[args.bug] if args.bug else None,
-        # the first discrepancy's source frame: Megatron-core's code (the layer the flag changes)
-        "bug_source": "megatron/core/" if args.bug else None,
+        "bug_module": BUG_MODULE[f"{args.head}_{args.bug}" if args.head == "loss" else args.bug] if args.bug else None,
+        # the first discrepancy's source frame: Megatron-core's code (the cross-entropy, for the loss)
+        "bug_source": (SOURCE_LOSS if args.head == "loss" else "megatron/core/") if args.bug else None,
         "max_abs_error": max_err,
         "seq_vs_torch_max_abs_error": seq_err,
         "tp_plan": {
