@@ -81,22 +81,21 @@ BUGS = {
     "bias_every_rank": "decoder.layers.0.self_attention.linear_proj's local matmul is given the bias (mimics the "
     "one-line source bug bias=self.bias instead of bias=None in RowParallelLinear.forward): every rank adds it "
     "before the all-reduce, and the bias is added again after it",
-    "mask_end": "the rank's vocab range end taken inclusive (one less): the last id of each rank's range is masked on "
-    "every rank, so its embedding row (or, for the loss, its predicted logit) is 0",
+    "mask_end": "vocab_parallel_cross_entropy's vocab range end taken inclusive (index_l = index_f + "
+    "per_partition_vocab_size - 1 in VocabUtility.vocab_range_from_per_partition_vocab_size): the last id of each "
+    "rank's range is masked on every rank, so its predicted logit is 0",
 }
 #: the module each bug is in (the first discrepancy must be there)
 BUG_MODULE = {
     "missing_allreduce": "decoder.layers.1.mlp.linear_fc2",
     "bias_every_rank": "decoder.layers.0.self_attention.linear_proj",
-    "mask_end": "embedding.word_embeddings",
-    "loss_mask_end": "loss",
+    "mask_end": "loss",
 }
 _GPT = dict(layers=2, hidden=32, ffn=64, heads=4, query_groups=2, vocab=64, seq=8, batch=1, seed=0, head="logits")
 PRESETS = {
     "megatron_gpt_tp2": dict(_GPT),
     "megatron_gpt_tp2_bug_missing_allreduce": dict(_GPT, bug="missing_allreduce"),
     "megatron_gpt_tp2_bug_bias_every_rank": dict(_GPT, bug="bias_every_rank"),
-    "megatron_gpt_tp2_bug_mask_end": dict(_GPT, bug="mask_end"),
     "megatron_gpt_tp2_loss": dict(_GPT, head="loss"),
     "megatron_gpt_tp2_loss_bug_mask_end": dict(_GPT, head="loss", bug="mask_end"),
 }
@@ -252,7 +251,7 @@ def apply_bug(model, bug: str | None, stack: contextlib.ExitStack) -> str:
         proj = model.decoder.layers[0].self_attention.linear_proj
         proj._forward_impl = lambda impl=proj._forward_impl, **kw: impl(**{**kw, "bias": proj.bias})  # BUG (one line)
         return "linear_proj._forward_impl = lambda **kw: impl(**{**kw, 'bias': linear_proj.bias})"
-    if bug == "mask_end" and model.parallel_output:
+    if bug == "mask_end":
         # the loss: vocab_parallel_cross_entropy asks VocabUtility for the rank's range at each call
         # (the embedding asked it once, when it was built: it keeps the correct range)
         from megatron.core.tensor_parallel.utils import VocabUtility
@@ -261,9 +260,6 @@ def apply_bug(model, bug: str | None, stack: contextlib.ExitStack) -> str:
         VocabUtility.vocab_range_from_per_partition_vocab_size = staticmethod(_inclusive_vocab_end)  # BUG
         stack.callback(setattr, VocabUtility, "vocab_range_from_per_partition_vocab_size", saved)
         return "index_l = index_f + per_partition_vocab_size - 1 in vocab_range_from_per_partition_vocab_size"
-    if bug == "mask_end":
-        model.embedding.word_embeddings.vocab_end_index -= 1  # BUG (one line)
-        return "model.embedding.word_embeddings.vocab_end_index -= 1"
     return ""
 
 
@@ -408,7 +404,7 @@ def produce(args, command: str) -> dict:
         "expected": "discrepancy" if args.bug else "verified",
         "bug": BUGS[args.bug] if args.bug else None,
         "bug_line": bug_line or None,
-        "bug_module": BUG_MODULE[f"{args.head}_{args.bug}" if args.head == "loss" else args.bug] if args.bug else None,
+        "bug_module": BUG_MODULE[args.bug] if args.bug else None,
         # the first discrepancy's source frame: Megatron-core's code (the cross-entropy, for the loss)
         "bug_source": (SOURCE_LOSS if args.head == "loss" else "megatron/core/") if args.bug else None,
         "max_abs_error": max_err,
