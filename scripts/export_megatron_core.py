@@ -11,13 +11,24 @@ positions, ``TransformerLayer``\\ s (RMSNorm, ``SelfAttention`` with a fused ``l
 ``ColumnParallelLinear`` laid out per query group and a ``RowParallelLinear`` ``linear_proj``,
 ``MLP`` with a gated (SwiGLU) ``linear_fc1`` column-parallel with stride 2, i.e. each rank
 holds chunk r of the gate block and chunk r of the up block, and a row-parallel
-``linear_fc2``), biases on every linear layer, a column-parallel ``output_layer`` whose
-vocab-sharded logits go to Megatron-core's ``vocab_parallel_cross_entropy``
-(``compute_language_model_loss``). The program's inputs are ``input_ids`` and ``labels``
-[B, S]; its output ``loss`` [B, S] is the per-token loss (every rank holds all of it). The
-position ids (``arange``) and the causal mask (``triu``, ``True`` = masked, Megatron's
-convention) are made in the traced forward, as Megatron's ``get_ltor_masks_and_position_ids``
-makes them.
+``linear_fc2``), biases on every linear layer (the row-parallel ones added after the
+all-reduce, in ``bias_dropout_add``), a column-parallel ``output_layer``. Two heads (the
+preset's ``head``):
+
+* ``logits`` (``megatron_gpt_tp2*``): ``GPTModel(parallel_output=False)``, the output layer
+  gathers the vocab-sharded logits (``_gather_along_last_dim``: all-gather on axis 0, chunk,
+  concat on the vocab); input ``input_ids`` [B, S], output ``logits`` [B, S, V];
+* ``loss`` (``megatron_gpt_tp2_loss*``): the vocab-sharded logits go to Megatron-core's own
+  ``GPTModel.compute_language_model_loss`` (``vocab_parallel_cross_entropy``: the row max
+  all-reduced with MAX, the targets masked to the rank's range, the predicted logit and the sum
+  of exponentials all-reduced), called from a module ``loss`` (:func:`loss_head`) so that its
+  nodes have a scope; inputs ``input_ids`` and ``labels`` [B, S], output the per-token ``loss``
+  [B, S]. The sequential side is Megatron's same function at N = 1 (its target mask is the
+  whole vocab), which the rules relate to the ranks' masked lookups (rules/parallel/vocab.dl).
+
+The ids and the labels hold the first and last id of every rank's vocab range. The position
+ids (``arange``) and the causal mask (``triu``, ``True`` = masked, Megatron's convention) are
+made in the traced forward, as Megatron's ``get_ltor_masks_and_position_ids`` makes them.
 
 How megatron-core runs here, unmodified, on a CPU and in one process:
 
@@ -43,7 +54,8 @@ How megatron-core runs here, unmodified, on a CPU and in one process:
   on the parameter (``partition_dim``, ``partition_stride``: the split of
   ``_initialize_affine_weight_cpu``).
 
-Bugs (one line each, in how this script configures Megatron-core, applied to the ranks only):
+Bugs (one line each, in how this script configures Megatron-core or a one-line monkeypatch that
+mimics a one-line source bug; applied to the ranks only):
 
 * ``missing_allreduce``: ``decoder.layers.1.mlp.linear_fc2.explicit_expert_comm = True`` — the
   flag Megatron's MoE experts set to do their own communication, set on a dense layer: the
@@ -52,11 +64,16 @@ Bugs (one line each, in how this script configures Megatron-core, applied to the
 * ``bias_every_rank``: ``decoder.layers.0.self_attention.linear_proj``'s local matmul is given
   the bias (a one-line monkeypatch of the instance's ``_forward_impl`` that mimics the one-line
   source bug ``bias=self.bias`` instead of ``bias=None`` in ``RowParallelLinear.forward``):
-  every rank adds the bias before the all-reduce, so it is counted N more times.
+  every rank adds the bias before the all-reduce, so it is counted N more times;
+* ``mask_end`` (the loss): ``VocabUtility.vocab_range_from_per_partition_vocab_size``, which
+  ``vocab_parallel_cross_entropy`` calls at each call, replaced after the model is built by
+  :func:`_inclusive_vocab_end`, Megatron's function with the one-line bug ``index_l = index_f +
+  per_partition_vocab_size - 1`` (the embedding took its range at build time and keeps it).
 
 Usage::
 
     python scripts/export_megatron_core.py --case megatron_gpt_tp2
+    python scripts/export_megatron_core.py --case megatron_gpt_tp2_loss --out /tmp/loss
     python scripts/export_megatron_core.py --all
 """
 

@@ -24,8 +24,9 @@ CHUNK = V // N
 
 def _program(lo: int, hi: int, *, world: int, edits: dict[str, str] | None = None) -> str:
     """Megatron-core's calculate_predicted_logits / cross-entropy in torch.onnx's form on logits
-    [S, B, V/world] = [R, 1, V/world] (its 2-D view [R, V/world] for the lookup), targets [R, 1]; ``world`` 1 (the seq: its collectives over one rank trace to nothing) or N; ``edits`` replaces lines by the value
-    they define ("" drops the line)."""
+    [S, B, V/world] = [R, 1, V/world] (its 2-D view [R, V/world] for the lookup), targets [R, 1];
+    ``world`` 1 (the seq: its collectives over one rank trace to nothing) or N; ``edits``
+    replaces lines by the value they define ("" drops the line)."""
     width = V if world == 1 else CHUNK
     reduce = world > 1
     consts = (
