@@ -17,7 +17,8 @@ Case folders and how they are run (``_load``):
 * ``files: {seq, ranks}`` — Hugging Face exports, tensor / sequence / vocab parallel
   (``scripts/export_hf_tp.py``; more families: ``scripts/export_hf_families.py``; programs
   written by hand the way Megatron-LM and vLLM write them: ``scripts/export_tp_idioms.py``,
-  whose ``bug_source`` names the file of the first discrepancy), expert parallel and
+  whose ``bug_source`` names the file of the first discrepancy; NVIDIA Megatron-core's own
+  GPTModel at TP 1 and TP 2: ``scripts/export_megatron_core.py``), expert parallel and
   tensor-parallel MoE (``scripts/export_moe.py``), with ``spec`` (relations shapes do not say)
   when given;
 * ``files: {seq, ranks, world_size}`` — one XLA HLO program for every rank (JAX's SPMD

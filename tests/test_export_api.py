@@ -299,3 +299,74 @@ def test_an_all_reduce_with_max_is_exported_as_an_allreduce_with_reduction_max()
     finally:
         dist.destroy_process_group()
         stack.close()
+
+
+def test_in_place_collectives_trace_as_functional_ones_and_a_one_rank_group_as_nothing():
+    """``functional_inplace_collectives``: ``torch.distributed.all_reduce(t, op=MAX)``,
+    ``all_gather_into_tensor`` (also under another name bound in a module, as Megatron-core's
+    mappings.py binds it) and ``reduce_scatter_tensor`` trace to ``_c10d_functional`` ops and
+    export as AllReduce(max) / AllGather / ReduceScatter; without the block they trace to
+    ``c10d`` ops on a process-group object; on a one-rank group they trace to no collective;
+    everything swapped is put back."""
+    import types
+
+    import torch
+    import torch.distributed as dist
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    from analyzer.export.collectives import collective_schemas, functional_inplace_collectives
+    from analyzer.export.pipeline import torch_export
+
+    bound = types.ModuleType("bound")  # a module that bound the gather at import, like mappings.py
+    bound.gather = dist.all_gather_into_tensor
+    originals = (dist.all_reduce, dist.all_gather_into_tensor, dist.reduce_scatter_tensor, bound.gather)
+
+    def program(x):
+        m = x.max(dim=-1, keepdim=True).values.contiguous()
+        dist.all_reduce(m, op=dist.ReduceOp.MAX)
+        g = torch.empty(2 * x.shape[0], x.shape[1])
+        bound.gather(g, x - m)
+        s = torch.empty(x.shape[0] // 2, x.shape[1])
+        dist.reduce_scatter_tensor(s, x)
+        return g.sum(0) + s.sum(0)
+
+    def ops(gm):
+        return [str(n.target) for n in gm.graph.nodes if n.op == "call_function" and "c10d" in str(n.target)]
+
+    x = torch.randn(4, 6)
+    stack = contextlib.ExitStack()
+    stack.enter_context(collective_schemas())
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    try:
+        dist.init_process_group("fake", store=FakeStore(), rank=1, world_size=2)
+        with functional_inplace_collectives(bound):
+            gm = make_fx(program)(x)
+        assert (dist.all_reduce, dist.all_gather_into_tensor, dist.reduce_scatter_tensor, bound.gather) == originals
+        assert [o for o in ops(gm) if "wait" not in o] == [
+            "_c10d_functional.all_reduce.default",
+            "_c10d_functional.all_gather_into_tensor.default",
+            "_c10d_functional.reduce_scatter_tensor.default",
+        ]
+        proto = torch_export(gm, (x,), 2, input_names=("x",), output_names=("y",)).model_proto
+        got = [(n.op_type, {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute})
+               for n in proto.graph.node if n.domain == "com.microsoft"]  # fmt: skip
+        assert [(op, a.get("reduction")) for op, a in got] == [
+            ("AllReduce", b"max"), ("AllGather", None), ("ReduceScatter", b"sum")]
+        assert all(a["group_size"] == 2 for _, a in got)
+        assert any("c10d.allreduce_" in o for o in ops(make_fx(program)(x)))  # without the block
+        dist.destroy_process_group()
+
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=1)
+
+        def one_rank(x):
+            dist.all_reduce(x, op=dist.ReduceOp.MAX)
+            return x * 2
+
+        with functional_inplace_collectives():
+            assert ops(make_fx(one_rank)(x)) == []
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        stack.close()

@@ -10,15 +10,24 @@ redistributions) into them, for ``torch.onnx.export(custom_translation_table=...
 ``ReduceScatter(group_size=N, reduction="sum", axis=0)`` (onnxruntime's contrib ops,
 collective_defs.cc), ``wait_tensor`` -> ``Identity``. A process group registered in
 :data:`MESH_GROUPS` is one mesh axis's: its collectives carry ``mesh_axis`` (docs/mesh.md).
+
+Code that calls the in-place ``torch.distributed`` collectives (``all_reduce(t, group=g)``,
+Megatron-core's tensor_parallel/mappings.py) is traced through
+:func:`functional_inplace_collectives`: each call becomes PyTorch's own functional in-place
+form (``torch.distributed._functional_collectives.all_reduce_inplace`` and kin, the targets of
+``traceable_collective_remaps`` that torch.compile uses), so ``make_fx`` records
+``_c10d_functional`` ops and a ``copy_`` back into the tensor, which the table above translates.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import types
 
 __all__ = [
     "collective_schemas",
+    "functional_inplace_collectives",
     "with_collective_schemas",
     "ALL_REDUCE_OPS",
     "MESH_GROUPS",
@@ -164,3 +173,76 @@ def translation_table():
         c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,
         c10d.wait_tensor.default: wait_tensor,
     }
+
+
+def _reduce_op(op) -> str:
+    """``ReduceOp.SUM`` (or ``"sum"``) -> ``"sum"``, as the functional collectives take it."""
+    from torch.distributed._functional_collectives import REDUCE_OP_TO_STR
+
+    return op if isinstance(op, str) else REDUCE_OP_TO_STR[op]
+
+
+def _one_rank(group) -> bool:
+    import torch.distributed as dist
+
+    return dist.get_world_size(group) == 1
+
+
+def _functional_forms() -> dict:
+    """The in-place ``torch.distributed`` collectives -> functions of the same signature that call
+    PyTorch's functional in-place forms (``_functional_collectives.*_inplace``). A collective
+    over a one-rank group is the identity and traces to nothing (Megatron-core's vocab-parallel
+    cross-entropy all-reduces even at tensor-parallel size 1)."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as fc
+
+    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        if not _one_rank(group):
+            fc.all_reduce_inplace(tensor, _reduce_op(op), group, async_op)
+
+    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+        if _one_rank(group):
+            output_tensor.copy_(input_tensor)
+        else:
+            fc.all_gather_tensor_inplace(output_tensor, input_tensor, group, async_op)
+
+    def reduce_scatter_tensor(output, input, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        if _one_rank(group):
+            output.copy_(input)
+        else:
+            fc.reduce_scatter_tensor_inplace(output, input, _reduce_op(op), group, async_op)
+
+    return {
+        dist.all_reduce: all_reduce,
+        dist.all_gather_into_tensor: all_gather_into_tensor,
+        dist._all_gather_base: all_gather_into_tensor,
+        dist.reduce_scatter_tensor: reduce_scatter_tensor,
+        dist._reduce_scatter_base: reduce_scatter_tensor,
+    }
+
+
+@contextlib.contextmanager
+def functional_inplace_collectives(*modules):
+    """Within the block, ``torch.distributed.all_reduce``, ``all_gather_into_tensor``,
+    ``reduce_scatter_tensor`` (and their ``_all_gather_base``/``_reduce_scatter_base`` aliases)
+    run as PyTorch's functional in-place collectives, so that ``make_fx`` traces them as
+    ``_c10d_functional`` ops (:func:`translation_table`) instead of ``c10d.allreduce_`` on a
+    process-group object. ``modules``: more modules whose attributes hold one of these functions
+    under another name, bound at import (Megatron-core's ``tensor_parallel.mappings`` binds
+    ``dist_all_gather_func = torch.distributed.all_gather_into_tensor``); those attributes are
+    swapped too. Everything is put back on exit. ``async_op=True`` raises (PyTorch's forms
+    refuse it)."""
+    import torch.distributed as dist
+
+    forms = _functional_forms()
+    saved = []
+    for owner in (dist, *modules):
+        for name, value in list(vars(owner).items()):
+            if type(value) is types.FunctionType and any(value is f for f in forms):
+                saved.append((owner, name, value))
+                setattr(owner, name, forms[value])
+    try:
+        yield
+    finally:
+        for owner, name, value in reversed(saved):
+            setattr(owner, name, value)

@@ -3,7 +3,9 @@
 Graph inputs that are not initializers get random values: floats ~ N(0, 1) in the declared
 dtype, bools uniform, integers uniform in a valid range — ``[0, data.shape[axis])`` when the
 input feeds the indices of a ``Gather`` / ``GatherElements`` in the sequential graph
-(possibly through Cast / Reshape / Unsqueeze / ...), else ``int_ranges[name]`` or ``[0, 8)``.
+(possibly through Cast / Reshape / Unsqueeze / ...; or column k of ``GatherND`` index tuples
+made by a ``Concat`` of one-wide columns: ``[0, data.shape[k])``; or the data of a ``ScatterND``,
+whose output keeps the other elements), else ``int_ranges[name]`` or ``[0, 8)``.
 An explicit ``int_ranges`` entry wins over the Gather bound. An integer input compared with an
 integer constant by ``Equal`` (possibly through Pad / Slice / Reshape / ...: a loss's
 ``ignore_index``, -100 for labels) holds that constant in about a quarter of its elements (at
@@ -217,6 +219,7 @@ def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int, bool]]
     ``Where`` (elements replaced where a mask says) or ends at a loss that skips its
     ``ignore_index``."""
     consumers = _consumers(model)
+    columns = _gathernd_columns(model, consumers)
     uses: dict[str, list[tuple[str, int, bool]]] = {}
     for vi in feed_inputs(model):
         todo, seen = [(vi.name, False)], set()
@@ -230,6 +233,10 @@ def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int, bool]]
                     todo.extend((o, masked) for o in node.output[:1])
                 elif node.op_type == "Where" and idx in (1, 2):
                     todo.extend((o, True) for o in node.output[:1])
+                elif node.op_type == "ScatterND" and idx == 0:  # x[mask] = c: elements replaced
+                    todo.extend((o, True) for o in node.output[:1])
+                elif (node.name, idx) in columns:  # column idx of GatherND index tuples
+                    uses.setdefault(vi.name, []).append((columns[node.name, idx], idx, masked))
                 elif node.op_type in _INDEX_CONSUMERS:
                     data_idx, ind_idx, default = _INDEX_CONSUMERS[node.op_type]
                     if idx == ind_idx:
@@ -237,6 +244,28 @@ def _index_uses(model: onnx.ModelProto) -> dict[str, list[tuple[str, int, bool]]
                         loss = node.op_type in _LOSSES
                         uses.setdefault(vi.name, []).append((node.input[data_idx], axis, masked or loss))
     return uses
+
+
+def _gathernd_columns(model: onnx.ModelProto, consumers) -> dict[tuple[str, int], str]:
+    """``(Concat node name, input k) -> GatherND data`` for a Concat of one-wide columns on its
+    last axis that makes the index tuples of a ``GatherND`` (batch_dims 0): its input k indexes
+    the data's axis k (advanced indexing ``w[arange(n), ids]``: Megatron-core's
+    vocab_parallel_cross_entropy picks the target logits so)."""
+    shapes = _shapes_of([*model.graph.value_info, *model.graph.input], {})
+    shapes.update({t.name: [int(x) for x in t.dims] for t in model.graph.initializer})
+    found: dict[tuple[str, int], str] = {}
+    for node in model.graph.node:
+        if node.op_type != "Concat" or node.domain not in ("", "ai.onnx") or not node.name:
+            continue
+        ins = [shapes.get(x) for x in node.input]
+        axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+        if any(not sh or sh[-1] != 1 for sh in ins) or axis not in (-1, len(ins[0]) - 1):
+            continue
+        for reader, pos in consumers.get(node.output[0], []):
+            batch = next((a.i for a in reader.attribute if a.name == "batch_dims"), 0)
+            if reader.op_type == "GatherND" and pos == 1 and batch == 0:
+                found.update({(node.name, k): reader.input[0] for k in range(len(node.input))})
+    return found
 
 
 def _dim(shape: list[int | None] | None, axis: int) -> int | None:
