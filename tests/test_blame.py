@@ -38,6 +38,7 @@ OutLayout(n, r, m, 0, "Partial", a, p) :-
 """
 
 
+@pytest.mark.slow
 def test_a_wrong_user_rule_on_a_real_example_is_named_in_every_report(tmp_path):
     rules = tmp_path / "my_rules"
     rules.mkdir()

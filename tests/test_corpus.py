@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, entangle_dumps_root
+from conftest import EXAMPLES, entangle_dumps_root, smoke_or_slow
 
 from analyzer import check
 from analyzer.facts.source import pick_frame
@@ -193,7 +193,7 @@ def test_every_derived_relation_holds_on_numbers(case):
         assert refuted == []
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", smoke_or_slow(CASES, IDS))
 def test_the_plain_path_gives_what_the_speed_paths_give(case):
     """``--no-memo --all-ranks`` (no layer memoization, every rank solved) derives the same
     relations and the same report as the default run with its speed paths (analyzer/speedups/)."""
