@@ -93,19 +93,19 @@ def example_cases(kind: str) -> list[Path]:
 # The default run (`pytest -q`, a few minutes on 2 cores) checks these examples wherever a test
 # repeats one check over every example (memoization on/off, the plain path, other engines): one
 # correct and one bug case of each kind of program (tensor, sequence, vocab and expert parallel, a
-# hand-written idiom, a pipeline, a mesh, XLA HLO, GraphGuard's graphs). The other examples run
+# hand-written idiom, a pipeline, a mesh, XLA HLO, a training step, GraphGuard's graphs). The other examples run
 # under the `slow` marker, which CI runs too (README's test command).
 SMOKE_EXAMPLES = frozenset({
-    "llama_tp2", "llama_tp2_bug_missing_allreduce",
-    "llama_tp2_sp", "llama_tp2_sp_bug_collective_order",
-    "qwen2_tp2_vocab", "qwen2_tp2_vocab_bug_vocab_offset",
-    "mixtral_ep2", "mixtral_ep2_bug_expert_placement",
-    "qwen3_tp2_vocab_ce", "qwen3_tp2_vocab_ce_bug_mask_end",
-    "llama_pp2", "llama_pp2_bug_swapped_rope",
-    "llama_tp2_dp2", "llama_tp2_dp2_bug_wrong_group_allreduce",
-    "llama_dp2_sgd", "llama_dp2_sgd_bug_missing_grad_allreduce",
-    "jax_llama_block_tp2", "jax_llama_block_tp2_bug_missing_psum",
-    "entangle/gpt_tp2_layer1", "entangle/bug_missing_layernorm_allreduce",
+    "llama_tp2", "llama_tp2_bug_missing_allreduce",  # column/row-parallel
+    "llama_tp2_sp_bug_collective_order",  # sequence parallel
+    "qwen2_tp2_vocab_bug_vocab_offset",  # vocab parallel
+    "mixtral_ep2", "mixtral_ep2_bug_expert_placement",  # expert parallel
+    "qwen3_tp2_vocab_ce",  # a hand-written idiom (Megatron-LM's vocab-parallel cross-entropy)
+    "llama_pp2_bug_swapped_rope",  # pipeline stages
+    "llama_tp2_dp2_bug_wrong_group_allreduce",  # a TP x DP mesh
+    "jax_llama_block_tp2_bug_missing_psum",  # XLA HLO
+    "llama_dp2_sgd", "llama_dp2_sgd_bug_missing_grad_allreduce",  # a training step
+    "entangle/bug_missing_layernorm_allreduce",  # GraphGuard's graphs
 })
 
 

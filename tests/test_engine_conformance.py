@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import smoke_or_slow
 
 from analyzer.datalog.golden import find_cases, run_golden_case
 from analyzer.engines import DEFAULT_ENGINE, ENGINES, EngineUnavailable, EngineWarning, get_engine
@@ -137,6 +136,14 @@ def table_differences(base: dict, other: dict, base_name: str, other_name: str, 
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _forget_checks():
+    """Checks are kept for this file's tests only (many kept results slow every later full
+    garbage collection of the test process)."""
+    yield
+    _checked.cache_clear()
+
+
 @functools.cache
 def _checked(case: str, engine_name: str):
     """``check()`` of an example on one engine (once per session), with the engine warnings
@@ -160,7 +167,8 @@ def _checked(case: str, engine_name: str):
 
 
 @pytest.mark.parametrize("engine_name", OTHER_ENGINES)
-@pytest.mark.parametrize("case", smoke_or_slow(EXAMPLE_CASES))
+@pytest.mark.slow
+@pytest.mark.parametrize("case", EXAMPLE_CASES)
 def test_example_tables_agree_with_the_default_engine(case, engine_name):
     """Every derived relation row for row, the verdict, the discrepancies (messages, in order)
     and no warning of the engine's (Soufflé's "variable occurs only once" and the like)."""
