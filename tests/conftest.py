@@ -90,6 +90,42 @@ def example_cases(kind: str) -> list[Path]:
     return sorted(p.parent for p in EXAMPLES.glob("*/case.yaml") if example_kind(p.parent) == kind)
 
 
+# The default run (`pytest -q`, a few minutes on 2 cores) checks these examples wherever a test
+# repeats one check over every example (memoization on/off, the plain path, other engines): one
+# correct and one bug case of each kind of program (tensor, sequence, vocab and expert parallel, a
+# hand-written idiom, a pipeline, a mesh, XLA HLO, a training step, GraphGuard's graphs). The other examples run
+# under the `slow` marker, which CI runs too (README's test command).
+SMOKE_EXAMPLES = frozenset({
+    "llama_tp2", "llama_tp2_bug_missing_allreduce",  # column/row-parallel
+    "llama_tp2_sp_bug_collective_order",  # sequence parallel
+    "qwen2_tp2_vocab_bug_vocab_offset",  # vocab parallel
+    "mixtral_ep2", "mixtral_ep2_bug_expert_placement",  # expert parallel
+    "qwen3_tp2_vocab_ce",  # a hand-written idiom (Megatron-LM's vocab-parallel cross-entropy)
+    "llama_pp2_bug_swapped_rope",  # pipeline stages
+    "llama_tp2_dp2_bug_wrong_group_allreduce",  # a TP x DP mesh
+    "jax_llama_block_tp2_bug_missing_psum",  # XLA HLO
+    "llama_dp2_sgd", "llama_dp2_sgd_bug_missing_grad_allreduce",  # a training step
+    "entangle/bug_missing_layernorm_allreduce",  # GraphGuard's graphs
+})
+
+
+def smoke_or_slow(cases, ids=None) -> list:
+    """``pytest.param`` of each case, marked ``slow`` unless its id is in :data:`SMOKE_EXAMPLES`.
+
+    Args:
+        cases: the parameter values (example folders or names).
+        ids: their test ids (default: ``str`` of each case); an id matches by its path relative to
+            ``examples/`` or by its last part.
+    """
+    ids = [str(c) for c in cases] if ids is None else list(ids)
+    params = []
+    for case, case_id in zip(cases, ids, strict=True):
+        tail = case_id.rsplit("/", 1)[-1]
+        smoke = case_id in SMOKE_EXAMPLES or tail in SMOKE_EXAMPLES
+        params.append(pytest.param(case, id=case_id, marks=() if smoke else pytest.mark.slow))
+    return params
+
+
 def model_from_text(text: str) -> onnx.ModelProto:
     """Parse an ONNX text model and check it."""
     model = onnx.parser.parse_model(text)

@@ -38,6 +38,7 @@ OutLayout(n, r, m, 0, "Partial", a, p) :-
 """
 
 
+@pytest.mark.slow
 def test_a_wrong_user_rule_on_a_real_example_is_named_in_every_report(tmp_path):
     rules = tmp_path / "my_rules"
     rules.mkdir()
@@ -85,7 +86,9 @@ def test_the_rules_fastgelu_walkthrough_rule_is_not_refuted(tmp_path, monkeypatc
     assert result.witness.contradictions == [] and result.witness.intermediates > 0
 
 
-@pytest.mark.parametrize("engine", ["seminaive", "clingo", "souffle"])
+@pytest.mark.parametrize(
+    "engine", ["seminaive", *(pytest.param(name, marks=pytest.mark.slow) for name in ("clingo", "souffle"))]
+)
 def test_a_user_rule_keeping_a_partial_sum_through_gelu_is_named(tmp_path, monkeypatch, engine):
     """The walkthrough's buggy ranks (GELU of each rank's partial sum) with a rule that says a
     partial sum stays one through FastGelu: refuted, the rule named (the trace reruns the rules

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, entangle_dumps_root
+from conftest import EXAMPLES, entangle_dumps_root, smoke_or_slow
 
 from analyzer import check
 from analyzer.facts.source import pick_frame
@@ -133,6 +133,15 @@ def _run(case: Path):
     return check(seq, ranks, numeric=numeric, **extra), None
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _forget_checks():
+    """The checks are kept for this file's tests, then dropped: a hundred kept results make every
+    later full garbage collection of the test process take seconds."""
+    yield
+    _run.cache_clear()
+    _load.cache_clear()
+
+
 def _inside(scope: str, module: str) -> bool:
     return scope == module or scope.startswith(module + ".")
 
@@ -144,7 +153,7 @@ def test_every_case_folder_is_collected():
     assert len(CASES) >= 20
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", smoke_or_slow(CASES, IDS))
 def test_case_verdict_location_hint_and_witness(case):
     cfg, _, _, _, numeric = _load(case)
     result, stopped = _run(case)
@@ -182,7 +191,7 @@ def test_case_verdict_location_hint_and_witness(case):
         assert max(result.numeric.values()) > 1e-2, result.numeric
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", smoke_or_slow(CASES, IDS))
 def test_every_derived_relation_holds_on_numbers(case):
     """The simulator confirms each relation the rules derived (every Holds with its pieces)."""
     cfg, _, _, _, numeric = _load(case)
@@ -199,7 +208,7 @@ def test_every_derived_relation_holds_on_numbers(case):
         assert refuted == []
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", smoke_or_slow(CASES, IDS))
 def test_the_plain_path_gives_what_the_speed_paths_give(case):
     """``--no-memo --all-ranks`` (no layer memoization, every rank solved) derives the same
     relations and the same report as the default run with its speed paths (analyzer/speedups/)."""

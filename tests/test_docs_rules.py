@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 
+import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
@@ -42,6 +43,7 @@ def _write_files(tmp_path) -> list[str]:
     return consoles
 
 
+@pytest.mark.slow
 def test_walkthrough(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     consoles = _write_files(tmp_path)

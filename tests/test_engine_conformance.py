@@ -136,6 +136,14 @@ def table_differences(base: dict, other: dict, base_name: str, other_name: str, 
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _forget_checks():
+    """Checks are kept for this file's tests only (many kept results slow every later full
+    garbage collection of the test process)."""
+    yield
+    _checked.cache_clear()
+
+
 @functools.cache
 def _checked(case: str, engine_name: str):
     """``check()`` of an example on one engine (once per session), with the engine warnings
@@ -159,6 +167,7 @@ def _checked(case: str, engine_name: str):
 
 
 @pytest.mark.parametrize("engine_name", OTHER_ENGINES)
+@pytest.mark.slow
 @pytest.mark.parametrize("case", EXAMPLE_CASES)
 def test_example_tables_agree_with_the_default_engine(case, engine_name):
     """Every derived relation row for row, the verdict, the discrepancies (messages, in order)
@@ -179,6 +188,7 @@ def test_example_tables_agree_with_the_default_engine(case, engine_name):
 
 @pytest.mark.parametrize("engine_name", OTHER_ENGINES)
 @pytest.mark.parametrize("case", ["llama_tp2_bug_missing_allreduce", "mixtral_ep2_bug_expert_placement"])
+@pytest.mark.slow
 def test_every_intermediate_relation_agrees(case, engine_name):
     """Not only the .output relations a check reads: with every relation of the library made an
     output, each engine derives the same rows as the default on a check's facts."""
@@ -212,6 +222,7 @@ def test_table_differences_name_the_relation_and_the_first_rows():
     assert table_differences(base, base, "a", "b") == []
 
 
+@pytest.mark.slow
 def test_whole_library_is_valid_souffle_without_warnings():
     """Every rule of the library (not only those a check keeps) through Soufflé's front end
     and evaluation on no facts: no error, no warning."""
@@ -230,6 +241,7 @@ def test_whole_library_is_valid_souffle_without_warnings():
     assert set(derived) == set(program.outputs)
 
 
+@pytest.mark.slow
 def test_souffle_with_and_without_pruning_agree():
     """Soufflé on every rule against the pruned run the engine makes by default
     (analyzer/speedups/relevance.py), on the facts of an example's check."""
@@ -247,6 +259,7 @@ def test_souffle_with_and_without_pruning_agree():
 
 
 @pytest.mark.parametrize("case", ["entangle/qwen2_tp4_layer1", "entangle/bug_missing_layernorm_allreduce"])
+@pytest.mark.slow
 def test_cli_check_on_souffle_prints_what_the_default_prints(case):
     """``shardlog check --engine souffle`` on GraphGuard's graphs: the same report (verdict,
     outputs, discrepancies) and exit code as the default engine, nothing on stderr."""

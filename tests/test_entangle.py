@@ -140,6 +140,7 @@ ENGINE_CASES = ["qwen2_tp2_layer1", "gpt_tp2_layer1", "bug7_missing_allreduce", 
 
 
 @pytest.mark.parametrize("name", ENGINE_CASES)
+@pytest.mark.slow
 def test_the_default_engine_derives_what_clingo_derives(name):
     """The compiled-Python engine (the default) against clingo on the same facts: every derived
     relation, row for row, and the same report."""

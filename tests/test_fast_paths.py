@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES
+from conftest import EXAMPLES, smoke_or_slow
 
 from analyzer import check
 from analyzer.datalog import parse_string
@@ -60,7 +60,7 @@ def _report(result) -> dict:
     return out
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", smoke_or_slow(CASES))
 def test_pruned_rules_give_the_same_outputs_and_report(name, monkeypatch):
     case = EXAMPLES / name
     if not (case / "case.yaml").is_file():
@@ -162,6 +162,7 @@ def test_rank_twins_map_same_graph_to_rank_indices():
     assert _rank_twins([0, 0, 2]) == [0, 1]  # a rank stored like seq reads its own graph
 
 
+@pytest.mark.slow
 def test_program_cache_carries_the_compiled_rules(tmp_path, monkeypatch):
     from analyzer.engines.seminaive_engine import SemiNaiveEngine
     from analyzer.solve import program as program_cache
@@ -186,6 +187,7 @@ def test_program_cache_carries_the_compiled_rules(tmp_path, monkeypatch):
     assert again == first
 
 
+@pytest.mark.slow
 def test_program_cache_is_keyed_by_the_translator_sources_too(tmp_path, monkeypatch):
     """The pickled program carries the compiled rules and the rule shapes: a changed translator
     must not reuse it."""
@@ -263,6 +265,7 @@ def _parse_every_file(monkeypatch):
 
 
 @pytest.mark.parametrize("name", TWIN_CASES)
+@pytest.mark.slow
 def test_rank_files_sharing_one_model_give_the_report_of_parsing_each(name, monkeypatch):
     from analyzer.inputs.load import load_inputs
 
@@ -402,6 +405,7 @@ def test_fx_op_table_comes_from_the_cache_built_from_aten_ops_yaml(tmp_path, mon
         to_onnx.op_table.cache_clear()
 
 
+@pytest.mark.slow
 def test_coverage_runs_the_cached_instrumented_program_and_agrees_with_clingo(tmp_path, monkeypatch):
     from analyzer.solve import program as program_cache
 

@@ -95,6 +95,7 @@ _YAML_DATA = st.recursive(
 
 @_FAST
 @given(_YAML_DATA, st.sampled_from(["yaml", "mutated", "aliased"]), st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_spec_loader_on_generated_yaml(data, how, rng):
     """Any YAML text (dumped from random data, then maybe cut or given aliases) loads or is one
     InputError; a spec built from it is a Spec or one InputError."""

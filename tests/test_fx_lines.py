@@ -36,6 +36,7 @@ def _same_as_ast(text: str, monkeypatch) -> tuple[object, str | None]:
     return got
 
 
+@pytest.mark.slow
 def test_published_dumps_read_fast_and_alike(monkeypatch):
     dumps = sorted(PUBLISHED.rglob("*.g[0-9]*.r[0-9]*.py"))  # fw.g0.r1.py, ...: not the derive scripts
     assert len(dumps) >= 10

@@ -31,6 +31,7 @@ def _deep(tmp_path, tp: int, layers: int):
 
 @needs_aws
 @pytest.mark.parametrize("tp", [2, 6, 8])
+@pytest.mark.slow
 def test_four_layers_verify_with_the_unchanged_spec(tmp_path, tp):
     spec = SPECS / ("spec_tp6.yaml" if tp == 6 else "spec.yaml")
     result = check(_deep(tmp_path, 1, 4), [_deep(tmp_path, tp, 4)], relations=spec, world_size=tp, triage=False)

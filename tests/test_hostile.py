@@ -347,6 +347,7 @@ def test_runaway_rule_stops_naming_the_rule(files, rule, relation):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 1_500_000  # KiB
 
 
+@pytest.mark.slow
 def test_runaway_user_rule_through_the_cli(files):
     """End to end: a --rules file whose recursion builds new numbers forever ends in one line
     naming its file and line, within a time limit."""

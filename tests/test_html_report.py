@@ -255,6 +255,7 @@ def test_hostile_strings_are_escaped(hostile_result):
     assert "Content-Security-Policy" in page
 
 
+@pytest.mark.slow
 def test_hostile_page_runs_no_script_in_chromium(hostile_result, chromium, tmp_path):
     png, dom = _render(chromium, tmp_path, render_html(hostile_result), "hostile")
     _check_png(png)
@@ -267,6 +268,7 @@ def test_hostile_page_runs_no_script_in_chromium(hostile_result, chromium, tmp_p
 # --------------------------------------------------------------------------- headless Chromium
 
 
+@pytest.mark.slow
 def test_discrepancy_page_renders_in_chromium(bug_result, chromium, tmp_path):
     d = bug_result.verdict_.discrepancies[0]
     png, dom = _render(chromium, tmp_path, render_html(bug_result), BUG)
@@ -276,6 +278,7 @@ def test_discrepancy_page_renders_in_chromium(bug_result, chromium, tmp_path):
     assert d.scope in dom
 
 
+@pytest.mark.slow
 def test_verified_page_renders_in_chromium(ok_result, chromium, tmp_path):
     page = tmp_path / "report.html"
     write_html(ok_result, page)

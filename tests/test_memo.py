@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, smoke_or_slow
 
 from analyzer import check
 
@@ -40,7 +40,7 @@ def _summary(result):
     )
 
 
-@pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
+@pytest.mark.parametrize("case", smoke_or_slow(CASES, [p.name for p in CASES]))
 def test_memoization_does_not_change_the_result(case):
     seq, ranks = _files(case)
     on = check(seq, ranks, memoize=True, **_spec(case))

@@ -142,6 +142,7 @@ def test_gpt_layers_are_collapsed_with_the_same_result(case, layers):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c.startswith("gpt_tp2_layer")])
+@pytest.mark.slow
 def test_other_entangle_cases_keep_their_verdict_and_report(case):
     seq, ranks, spec = _case(case)
     on = check(seq, ranks, relations=spec)
@@ -223,6 +224,7 @@ def test_a_bug_in_one_layer_keeps_it_out_of_the_collapse(tmp_path):
 
 
 @pytest.mark.parametrize("shift", [1, 3, 20])
+@pytest.mark.slow
 def test_a_rank_cut_at_another_phase_falls_back_to_the_whole_graph(monkeypatch, shift):
     seq, ranks = _gpt4()
     calls = []

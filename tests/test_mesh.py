@@ -480,6 +480,7 @@ def _train_case(name):
 
 
 @pytest.mark.parametrize("name, n_updated", [("llama_tp2_dp2_sgd", 21), ("llama_tp2_dp2_adamw_clip", 63)])
+@pytest.mark.slow
 def test_tp_dp_training_step_updates_every_parameter_in_its_own_placement(name, n_updated):
     """Every updated parameter (and AdamW state) is dp Replicate and, along tp, exactly the
     placement its parameter has (the tp check's input relation: the plan's Shard or Replicate);
@@ -523,6 +524,7 @@ def _parameter_of(output: str) -> str:
     return name.split(".", 2)[2] if name.startswith("state.") else name
 
 
+@pytest.mark.slow
 def test_tp_dp_training_step_with_gradients_reduced_over_tp_is_flagged():
     """The gradients all-reduced over mesh['tp'] instead of mesh['dp']: the replica's first
     gradient all-reduce over dp has no counterpart on the ranks, with the hint naming the group."""
@@ -587,6 +589,7 @@ def test_dp_collectives_that_differ_across_tp_groups_are_refused(tmp_path):
     assert result.verdict_.outputs[0].relation is None
 
 
+@pytest.mark.slow
 def test_tp_dp_training_step_with_one_gradient_not_reduced_over_dp_is_flagged():
     """down_proj's gradient left out of the dp all-reduce: the replica's all-reduce of that
     gradient is the one discrepancy (hint grad-not-reduced) and its update has no relation. The

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import mutate  # noqa: E402
 
-pytestmark = pytest.mark.mutation
+pytestmark = [pytest.mark.mutation, pytest.mark.slow]  # ~3 minutes of simulated mutants
 
 PER_KIND = 2
 GAP_PROGRAMS = ("llama_dp2_sgd", "llama_tp4_kv2")  # replicated weights of 8192 elements

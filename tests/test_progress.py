@@ -20,7 +20,10 @@ pty = pytest.importorskip("pty", reason="no pseudo-terminals on this platform")
 
 CASE = EXAMPLES / "llama_tp2_adamw_clip"  # a training step: about 3 s with --numeric
 ARGS = ["check", str(CASE / "seq.onnx"), str(CASE / "rank0.onnx"), str(CASE / "rank1.onnx"), "--numeric"]
-pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="examples/llama_tp2_adamw_clip not present")
+pytestmark = [
+    pytest.mark.slow,  # each runs a training-step check with the witness in a child process
+    pytest.mark.skipif(not CASE.is_dir(), reason="examples/llama_tp2_adamw_clip not present"),
+]
 
 
 def _env() -> dict[str, str]:

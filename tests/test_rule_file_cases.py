@@ -41,6 +41,7 @@ def test_every_rule_file_has_a_case():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.slow
 def test_the_case_fires_rules_of_its_file(case):
     program = load_case_program(case, ROOT)
     facts = read_facts_dir(case / "facts", program.decls)
@@ -51,7 +52,10 @@ def test_the_case_fires_rules_of_its_file(case):
     assert any(c.fired for c in mine), f"no rule of {target.name} fires on {case.name}'s facts"
 
 
-@pytest.mark.parametrize("engine_name", ["seminaive", "clingo", "souffle"])
+# the default engine in the default run; the others (tests/test_engine_conformance.py too) under `slow`
+@pytest.mark.parametrize(
+    "engine_name", ["seminaive", *(pytest.param(name, marks=pytest.mark.slow) for name in ("clingo", "souffle"))]
+)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case, engine_name):
     try:

@@ -262,6 +262,7 @@ HeldBy(s, holder, d) :- Piece(s, holder, d, "Shard", _, _), Holds(s, "Shard", _,
 """
 
 
+@pytest.mark.slow
 def test_a_user_rule_with_a_rank_column_of_any_name_keeps_the_one_rank_result_exact(write_models, tmp_path):
     _, _, seq, ranks = check_text_graphs(write_models, HEADER + SEQ_MLP, [HEADER + RANK_MLP] * 2)
     rules = tmp_path / "user_rules"
@@ -303,6 +304,7 @@ def _example(name: str) -> tuple[Path, list[Path], dict]:
 
 
 @pytest.mark.parametrize("name", ["llama_dp2_sgd", "llama_dp2_sgd_accum2_bug_mean_of_means"])
+@pytest.mark.slow
 def test_data_parallel_training_steps_give_the_same_relations_and_report(name):
     seq, ranks, extra = _example(name)
     fast, full = _both(seq, ranks, **extra)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import smoke_or_slow
 
 from analyzer import check
 from analyzer.layout import Layout
@@ -88,7 +89,7 @@ def _check(case: str):
     return spec, check(folder / spec["files"]["seq"], ranks, numeric=True)
 
 
-@pytest.mark.parametrize("case", CORRECT)
+@pytest.mark.parametrize("case", smoke_or_slow(CORRECT))
 def test_correct_training_step_is_verified_on_rules_and_numbers(case):
     spec, result = _check(case)
     assert spec["expected"] == "verified"
@@ -113,7 +114,7 @@ def test_correct_training_step_is_verified_on_rules_and_numbers(case):
     assert max(v for k, v in result.numeric.items() if k.startswith("updated.")) < 1e-4
 
 
-@pytest.mark.parametrize("case", sorted(BUGS))
+@pytest.mark.parametrize("case", smoke_or_slow(sorted(BUGS)))
 def test_training_step_bug_is_flagged_with_its_fix(case):
     hint, broken_output = BUGS[case]
     spec, result = _check(case)
@@ -125,7 +126,7 @@ def test_training_step_bug_is_flagged_with_its_fix(case):
     assert result.numeric[broken_output] > 1e-3
 
 
-@pytest.mark.parametrize("case", sorted(SMALL_EFFECT_BUGS))
+@pytest.mark.parametrize("case", smoke_or_slow(sorted(SMALL_EFFECT_BUGS)))
 def test_small_effect_training_step_bug_is_flagged_and_above_round_off(case):
     hint, broken_output, correct_case = SMALL_EFFECT_BUGS[case]
     spec, result = _check(case)
@@ -138,6 +139,7 @@ def test_small_effect_training_step_bug_is_flagged_and_above_round_off(case):
     assert result.numeric[broken_output] > 20 * max(correct.numeric[broken_output], 1e-7)
 
 
+@pytest.mark.slow
 def test_missing_average_is_flagged_at_the_gradients_seed():
     """The loss times N changes the backward's seed (d loss / d token-loss sum: N / count on the
     ranks, 1 / count in the sequential step): the first gradient value is the frontier, and each
@@ -151,6 +153,7 @@ def test_missing_average_is_flagged_at_the_gradients_seed():
     assert result.numeric["loss"] < 1e-3  # the logged loss is not scaled
 
 
+@pytest.mark.slow
 def test_state_offset_is_flagged_at_the_state_of_every_sharded_parameter():
     """Every optimizer state of a sharded parameter is narrowed to rank 0's chunk on rank 1: the
     frontier is each such state's first use, with the hint; replicated parameters (the norms) keep
@@ -174,6 +177,7 @@ def test_state_offset_is_flagged_at_the_state_of_every_sharded_parameter():
         assert outputs[f"updated.{p}"].relation == "Replicate" and result.numeric[f"updated.{p}"] < 1e-4
 
 
+@pytest.mark.slow
 def test_accumulated_step_relations_hold_on_numbers():
     """Gradient accumulation (2 micro-batches per rank): the rank's slices are micro-batch shards
     of the batch, each micro-batch's weight gradients are its terms of the sum, the accumulated
@@ -200,6 +204,7 @@ def test_accumulated_step_relations_hold_on_numbers():
     assert refuted == [], refuted[:5]
 
 
+@pytest.mark.slow
 def test_expert_parallel_step_relations_hold_on_numbers():
     """Expert parallelism (HF AllReduceEP): every derived relation of the step holds on numbers,
     and every RoutedZero(s, r, d, xs, e) row does: rank r's d equals seq s on the rows of the
@@ -230,6 +235,7 @@ def test_expert_parallel_step_relations_hold_on_numbers():
     assert kept > 0 and dropped > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["mixtral_ep2_adamw", "mixtral_ep2_sgd_bug_router_grad_not_reduced"])
 def test_expert_parallel_step_derivations_hold_on_numbers(case):
     """What the rules derive for the AdamW step and for the buggy step (the router's Partial
@@ -240,6 +246,7 @@ def test_expert_parallel_step_derivations_hold_on_numbers(case):
     assert refuted == [], refuted[:5]
 
 
+@pytest.mark.slow
 def test_trainer_form_verifies_through_its_factor_cancelled():
     """The Trainer's step multiplies the loss by N (the backward's seed is N on the ranks, 1 in the
     sequential step) and DDP divides every gradient by N before the all-reduce: the rewrite
@@ -262,6 +269,7 @@ def test_trainer_form_verifies_through_its_factor_cancelled():
     assert given["input_ids"] == given["labels"] == ("Shard(0)", "shapes")
 
 
+@pytest.mark.slow
 def test_missing_loss_scale_is_flagged_at_every_gradient_update():
     """Without the factor N, DDP's average leaves each gradient a half: every parameter's update
     reads a partial sum that the ranks average instead of sum, each with the hint; the logged
