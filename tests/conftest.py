@@ -93,7 +93,7 @@ def example_cases(kind: str) -> list[Path]:
 # The default run (`pytest -q`, a few minutes on 2 cores) checks these examples wherever a test
 # repeats one check over every example (memoization on/off, the plain path, other engines): one
 # correct and one bug case of each kind of program (tensor, sequence, vocab and expert parallel, a
-# hand-written idiom, a pipeline, a mesh, XLA HLO, a training step, GraphGuard's graphs). The other examples run
+# hand-written idiom, megatron-core, a pipeline, a mesh, XLA HLO, a training step, GraphGuard's graphs). The other examples run
 # under the `slow` marker, which CI runs too (README's test command).
 SMOKE_EXAMPLES = frozenset({
     "llama_tp2", "llama_tp2_bug_missing_allreduce",  # column/row-parallel
@@ -101,6 +101,7 @@ SMOKE_EXAMPLES = frozenset({
     "qwen2_tp2_vocab_bug_vocab_offset",  # vocab parallel
     "mixtral_ep2", "mixtral_ep2_bug_expert_placement",  # expert parallel
     "qwen3_tp2_vocab_ce",  # a hand-written idiom (Megatron-LM's vocab-parallel cross-entropy)
+    "megatron_gpt_tp2",  # megatron-core's own layers
     "llama_pp2_bug_swapped_rope",  # pipeline stages
     "llama_tp2_dp2_bug_wrong_group_allreduce",  # a TP x DP mesh
     "jax_llama_block_tp2_bug_missing_psum",  # XLA HLO
