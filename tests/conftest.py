@@ -90,11 +90,11 @@ def example_cases(kind: str) -> list[Path]:
     return sorted(p.parent for p in EXAMPLES.glob("*/case.yaml") if example_kind(p.parent) == kind)
 
 
-# The default run (`pytest -q`, a few minutes on 2 cores) checks these examples wherever a test
-# repeats one check over every example (memoization on/off, the plain path, other engines): one
-# correct and one bug case of each kind of program (tensor, sequence, vocab and expert parallel, a
-# hand-written idiom, megatron-core, a pipeline, a mesh, XLA HLO, a training step, GraphGuard's graphs). The other examples run
-# under the `slow` marker, which CI runs too (README's test command).
+# The default run (`pytest -q`, under three minutes on 2 cores) checks these examples wherever a
+# test repeats one check over every example (the corpus, memoization on/off, the plain path): a
+# correct or a bug case, or both, of each kind of program (tensor, sequence, vocab and expert
+# parallel, a hand-written idiom, megatron-core, a pipeline, a mesh, XLA HLO, a training step,
+# GraphGuard's graphs). The other examples run under the `slow` marker, which CI runs too.
 SMOKE_EXAMPLES = frozenset({
     "llama_tp2", "llama_tp2_bug_missing_allreduce",  # column/row-parallel
     "llama_tp2_sp_bug_collective_order",  # sequence parallel
