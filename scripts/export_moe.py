@@ -41,7 +41,8 @@ attention colwise/rowwise, every expert's FFN split (``gate_up_proj`` ``packed_c
 the partial outputs), ``lm_head`` colwise with a gather. ``--form tp_ep`` applies both as
 ``DistributedConfig(tp_size=N, ep_size=N, ep_implementation="all_reduce")`` resolves them
 (``_resolve_parallel_plans``: attention and lm_head tensor parallel, the experts expert parallel).
-The strided gate/up layout cannot be read from shapes, so the case folder holds a ``spec.yaml`` (``sections: [I, I]``).
+The strided gate/up layout cannot be read from shapes; the check finds it from the stored weights'
+values (``Shard(1, sections=[I, I])``), so the case needs no spec.
 
 Bug variants (``--bug``), one-line changes in one layer (layer 1):
 
@@ -380,13 +381,6 @@ def produce(args, command):
     print(hf.describe(seq, ranks))
     layout = check_weight_shards(seq, ranks)
     print(f"  weights: {Counter(layout.values())}")
-    spec = None
-    if any(v.startswith("sections") for v in layout.values()):
-        spec = {"world_size": n, "relations": {
-            name: {"shard": int(how.split("axis=")[1].rstrip(")")), "sections": sections_of(seq, name, 2)}
-            for name, how in layout.items() if how.startswith("sections")}}
-        hf.write_yaml(out / "spec.yaml", spec)
-
     seq_err = max_err = None
     if args.verify:
         import onnxruntime as ort
@@ -418,7 +412,6 @@ def produce(args, command):
         **({"distributed_config": f"DistributedConfig(tp_size={n}, ep_size={n}, ep_implementation='all_reduce')"}
            if args.form == "tp_ep" else {}),
         "files": {"seq": "seq.onnx", "ranks": [f"rank{r}.onnx" for r in range(n)]},
-        **({"spec": "spec.yaml"} if spec else {}),
         "produced_by": command,
     }
     hf.write_yaml(out / "case.yaml", data)

@@ -63,7 +63,7 @@ def _example(case: str) -> tuple:
 
 
 def test_packed_gate_up_of_3d_experts_is_found_without_a_spec():
-    """mixtral_tp2 shipped a spec for its gate_up_proj [E, 2I, H]; the values say it."""
+    """mixtral_tp2 once shipped a spec for its gate_up_proj [E, 2I, H]; the values say it (no spec now)."""
     seq, ranks = _example("mixtral_tp2")
     result = check(seq, ranks, numeric=True)
     assert result.verdict == "verified"
