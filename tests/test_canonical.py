@@ -190,3 +190,53 @@ def test_transposes_that_are_no_chain_are_left_alone():
     model.graph.node[1].input[0] = "x"  # both read x: nothing to fold
     out = canonicalize(model)
     assert [n.op_type for n in out.graph.node] == ["Transpose", "Transpose", "Relu"]
+
+
+def _softmax_through_views(op="LogSoftmax", view_shape=(4, 16, 1), back="reshape", extra_reader=False):
+    """ONNX's body of SoftmaxCrossEntropyLoss: [4, 16] viewed [4, 16, 1], transposed to [4, 1, 16],
+    the op along axis 2, transposed and viewed back."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "v_shape"], ["v"]),
+        helper.make_node("Transpose", ["v"], ["t"], perm=[0, 2, 1]),
+        helper.make_node(op, ["t"], ["s"], axis=2),
+        helper.make_node("Transpose", ["s"], ["u"], perm=[0, 2, 1]),
+    ]
+    if back == "reshape":
+        nodes.append(helper.make_node("Reshape", ["u", "x_shape"], ["y"]))
+    else:  # the shape read from x at run time, as the function body does
+        nodes += [helper.make_node("Shape", ["x"], ["xs"]), helper.make_node("Reshape", ["u", "xs"], ["y"])]
+    outputs = [("y", [4, 16])] + ([("s", [4, 1, 16])] if extra_reader else [])
+    inits = [("v_shape", list(view_shape)), ("x_shape", [4, 16])]
+    info = [("v", list(view_shape)), ("t", [view_shape[0], view_shape[2], view_shape[1]]), ("s", [4, 1, 16]),
+            ("u", list(view_shape))]
+    return _model(nodes, [("x", [4, 16])], outputs, inits, info)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("back", ["reshape", "shape_of_input"])
+def test_a_per_axis_op_through_views_runs_on_the_input(op, back):
+    model = _softmax_through_views(op, back=back)
+    out = canonicalize(model)
+    assert [(n.op_type, list(n.input)) for n in out.graph.node] == [(op, ["x"])]
+    assert helper.get_attribute_value(out.graph.node[0].attribute[0]) == 1
+    _same_results(model, out, {"x": np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)})
+
+
+def test_a_per_axis_op_whose_axis_the_view_mixes_is_left_alone():
+    """Viewed [4, 8, 2]: the op's axis (8) is not an axis of x, the views stay."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "v_shape"], ["v"]),
+        helper.make_node("Softmax", ["v"], ["s"], axis=1),
+        helper.make_node("Reshape", ["s", "x_shape"], ["y"]),
+    ]
+    model = _model(nodes, [("x", [4, 16])], [("y", [4, 16])], [("v_shape", [4, 8, 2]), ("x_shape", [4, 16])],
+                   [("v", [4, 8, 2]), ("s", [4, 8, 2])])
+    out = canonicalize(model)
+    assert [n.op_type for n in out.graph.node] == ["Reshape", "Softmax", "Reshape"]
+
+
+def test_a_per_axis_op_read_elsewhere_keeps_its_views():
+    model = _softmax_through_views(extra_reader=True)
+    out = canonicalize(model)
+    assert "Transpose" in [n.op_type for n in out.graph.node]
+    _same_results(model, out, {"x": np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)})

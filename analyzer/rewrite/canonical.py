@@ -37,6 +37,12 @@ Rewrites:
   ``Split(x, axis=k')[j]``. DTensor's backward of a column-parallel linear writes the
   rank's chunk of a replicated ``[B*S, V]`` gradient as view ``[B, S, V]``, split on ``V``,
   view ``[B*S, V/N]``.
+- *per-axis ops through views*: ``Softmax``/``LogSoftmax`` along axis ``a`` of a view of ``y``
+  (``Transpose(y, p)``, or a ``Reshape`` whose axis ``a`` is an axis ``k`` of ``y`` left intact),
+  read only by the view back to ``y``'s layout, becomes the op on ``y`` itself along ``p[a]``
+  (or ``k``). ONNX's own function body of ``SoftmaxCrossEntropyLoss`` computes its log-softmax
+  so (``[N, C]`` viewed ``[N, C, 1]``, transposed to ``[N, 1, C]``, and back), where a program
+  that spells the loss out calls ``LogSoftmax`` on ``[N, C]``.
 
 One pass over the nodes finds every match (matches never overlap); when the flattened input
 or the 2-D product has other readers, they keep reading it (the input's Reshape stays; the
@@ -405,6 +411,98 @@ def _splits_through_views(model: onnx.ModelProto, types: _Types) -> int:
     return len(added)
 
 
+_PER_AXIS = ("Softmax", "LogSoftmax")  # the op along one axis, each slice along it alone
+
+
+def _axis_through_view(view: onnx.NodeProto, axis: int, types: _Types) -> int | None:
+    """The axis of ``view``'s input that axis ``axis`` of its output is, when ``view`` is a
+    Transpose or a Reshape that leaves that axis intact (same size, same elements before it)."""
+    if _is_op(view, "Transpose"):
+        perm = _perm(view, types)
+        return perm[axis] if perm is not None and axis < len(perm) else None
+    before, after = types.shapes.get(view.input[0]), types.shapes.get(view.output[0])
+    if not _is_op(view, "Reshape") or not before or not after:
+        return None
+    return _intact_axis(before, after, axis)
+
+
+def _undoes(back: onnx.NodeProto, view: onnx.NodeProto, types: _Types, producer: dict[str, onnx.NodeProto]) -> bool:
+    """``back`` restores the layout ``view`` changed: the inverse permutation, or a Reshape to
+    the shape of ``view``'s input (static, or read from it by a whole ``Shape``)."""
+    if _is_op(view, "Transpose") and _is_op(back, "Transpose"):
+        p, q = _perm(view, types), _perm(back, types)
+        return p is not None and q is not None and len(p) == len(q) and [p[j] for j in q] == list(range(len(p)))
+    if _is_op(view, "Reshape") and _is_op(back, "Reshape"):
+        shape = types.shapes.get(view.input[0])
+        if shape is not None and types.shapes.get(back.output[0]) == shape:
+            return True
+        of = producer.get(back.input[1]) if len(back.input) > 1 else None
+        return of is not None and _is_op(of, "Shape") and of.input[0] == view.input[0] and not of.attribute
+    return False
+
+
+def _declare(types: _Types, name: str, dims: list[int], dtype: int) -> None:
+    """Give ``name`` the static shape ``dims`` (its value info's, if it has one, is rewritten)."""
+    vi = next((v for v in types.graph.value_info if v.name == name), None)
+    if vi is None:
+        types.add_value(name, dtype, dims)
+        return
+    shape = vi.type.tensor_type.shape
+    del shape.dim[:]
+    for d in dims:
+        shape.dim.add().dim_value = d
+    types.shapes[name] = list(dims)
+
+
+def _per_axis_ops_through_views(model: onnx.ModelProto, types: _Types) -> int:
+    """Rewrite per-axis ops through views of ``model`` in place (module docstring), repeated
+    while one is found (a Reshape around a Transpose around the op takes two); returns how
+    many. The new op takes the back view's output name; the views left unread are dropped."""
+    g = model.graph
+    outputs = {o.name for o in g.output}
+    done = 0
+    while True:
+        producer = {n.output[0]: n for n in g.node if len(n.output) == 1}
+        readers: dict[str, list[onnx.NodeProto]] = {}
+        for n in g.node:
+            for v in n.input:
+                readers.setdefault(v, []).append(n)
+        replaced: dict[int, onnx.NodeProto] = {}
+        left: dict[str, onnx.NodeProto] = {}  # the old op and its view, dropped when unread
+        for node in g.node:
+            if not any(_is_op(node, op) for op in _PER_AXIS) or len(node.output) != 1 or not node.input:
+                continue
+            view = producer.get(node.input[0])
+            back = readers.get(node.output[0], [])
+            if view is None or len(back) != 1 or node.output[0] in outputs:
+                continue
+            if not _undoes(back[0], view, types, producer):
+                continue
+            rank = len(types.shapes.get(node.input[0]) or [])
+            axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
+            k = _axis_through_view(view, axis + rank if axis < 0 else axis, types) if rank else None
+            if k is None or id(back[0]) in replaced:
+                continue
+            op = helper.make_node(node.op_type, [view.input[0]], [back[0].output[0]], name=node.name, axis=k)
+            op.metadata_props.extend(node.metadata_props)
+            replaced[id(back[0])] = op
+            feeding = [producer.get(v) for v in [*view.input[1:], *back[0].input[1:]]]
+            left.update({n.output[0]: n for n in [node, view, *feeding] if n is not None})
+            if back[0].output[0] not in types.shapes and view.input[0] in types.shapes:
+                _declare(types, back[0].output[0], types.shapes[view.input[0]], types.dtypes.get(view.input[0], 0))
+        if not replaced:
+            return done
+        kept = [replaced.get(id(n), n) for n in g.node]
+        del g.node[:]
+        g.node.extend(kept)
+        while True:  # the old op, then the views it read, then their shape inputs
+            before = len(g.node)
+            _drop_unread(g, left)
+            if len(g.node) == before:
+                break
+        done += len(replaced)
+
+
 _MAX_LINEAR_ROUNDS = 8  # a chain of k flattened linears folded into each other takes k rounds
 
 
@@ -422,6 +520,7 @@ def canonicalize(model: onnx.ModelProto, expand: frozenset[tuple[str, str]] = fr
     if _fold_reshape_chains(out):
         _drop_noops(out, types)
     _fold_transpose_chains(out, types)
+    _per_axis_ops_through_views(out, types)
     _splits_through_views(out, types)  # first: the views it removes would otherwise look like a flattened linear's
     # again while something was rewritten: a product read flat by the next linear becomes a view
     # of the 3-D result, which makes that linear a flattened one too (a chain of linears whose

@@ -142,6 +142,9 @@ def expand_calls(model: onnx.ModelProto, ops: set[OpKey], types) -> int:
             continue
         nodes, infos = body
         out.extend(_instantiate(node, nodes))
+        for v in node.input:  # what shape inference found for the call's inputs, for later rewrites
+            if v and v not in types.dtypes and v in known.shapes:
+                types.add_value(v, known.dtypes[v], known.shapes[v])
         prefix = _prefix(node)
         for vi in infos:
             named = onnx.ValueInfoProto()

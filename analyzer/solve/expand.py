@@ -6,7 +6,9 @@ out. The op types with a function body of two or more ops (:mod:`analyzer.rewrit
 not a one-op rename such as ``Relu`` = ``Max(x, 0)``) among the frontier's seq nodes and the
 rank nodes that read a piece but make none are expanded on every graph, and the rules solve
 again. The expansion is kept when it proves more: more seq outputs rebuilt, or
-as many and a larger share of the expanded calls' outputs related; otherwise the fused form
+as many and a larger share of the expanded calls' outputs related; when the op types of a round
+together prove no more, each is tried alone (at most :data:`MAX_SINGLES`), since expanding one
+side's op can hide the form another rule reads; otherwise the fused form
 stays (a bug is reported at the op the user wrote). Repeated while new op types come up (at
 most :data:`MAX_ROUNDS` times); op types tried are remembered on the
 :class:`~analyzer.model.CheckInput`, so a second solve of the same check does not retry them.
@@ -20,9 +22,10 @@ from collections.abc import Callable
 from analyzer.model import CheckInput, Derivation
 from analyzer.rewrite.functions import callable_ops, fuses_several_ops, local_only_on_some_side
 
-__all__ = ["MAX_ROUNDS", "expand_fused_ops"]
+__all__ = ["MAX_ROUNDS", "MAX_SINGLES", "expand_fused_ops"]
 
 MAX_ROUNDS = 4
+MAX_SINGLES = 4  # op types tried alone in a round when expanding them all together proves no more
 _STANDARD = ("", "ai.onnx")
 
 
@@ -50,15 +53,21 @@ def expand_fused_ops(inp: CheckInput, deriv: Derivation, solve: Callable[[], Der
         inp.expand_tried = inp.expand_tried | wanted
         if not ops:
             return deriv
-        calls = _call_outputs(deriv, ops)
-        before = _score(deriv, calls)
         kept = inp.expand_ops
-        inp.expand_ops = kept | ops
-        inp.defer_canonical()
-        new = solve()
-        if _score(new, calls) > before:
-            deriv = new
-        else:
+        # all together first; when that proves no more, each alone (a rank's GreaterOrEqual
+        # expanded beside the seq's fused loss hides the rank's mask from the rule the loss needs)
+        in_seq = {("" if n.domain in _STANDARD else n.domain, n.op_type) for n in inp.seq.graph.node}
+        singles = sorted(ops, key=lambda k: (k not in in_seq, k))[:MAX_SINGLES]  # the seq's first
+        trials = [ops] if len(ops) == 1 else [ops, *({k} for k in singles)]
+        for trial in trials:
+            calls = _call_outputs(deriv, trial)
+            before = _score(deriv, calls)
+            inp.expand_ops = kept | trial
+            inp.defer_canonical()
+            new = solve()
+            if _score(new, calls) > before:
+                deriv = new
+                break
             inp.expand_ops = kept
             inp.defer_canonical()
     return deriv
