@@ -303,7 +303,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     if len(shapes) != 1:
         raise ValueError(f"Partial pieces have different shapes {sorted(shapes)}")
     op = np.add if layout.reduce == "sum" else np.maximum
-    return np.asarray(functools.reduce(op, arrays))
+    with np.errstate(over="ignore", invalid="ignore"):  # float16 pieces may overflow to inf
+        return np.asarray(functools.reduce(op, arrays))
 
 
 def rebuild_micro(kind: str, axis: int | None, pieces: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
