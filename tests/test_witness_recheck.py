@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from conftest import model_from_text
+from conftest import ROOT, SHARED_DATA, model_from_text
 
 from analyzer import check
 from analyzer.layout import REPLICATE
-from analyzer.witness.check import confirm_relations, run_witness
-from analyzer.witness.recheck import cones, widen
+from analyzer.witness.check import _fed_inputs, _scale, confirm_relations, run_witness, tolerance
+from analyzer.witness.layouts import relation_error
+from analyzer.witness.recheck import cones, rerun_float64, widen
 
 HEADER = '<ir_version: 8, opset_import: ["" : 18, "com.microsoft" : 1]>'
 SEQ = HEADER + """
@@ -130,3 +131,31 @@ def test_widen_and_cones_keep_integers_and_pair_the_collectives():
     assert [n.op_type for n in seq_part.graph.node] == ["MatMul"]
     assert [n.op_type for n in r0.graph.node] == ["MatMul", "AllReduce"]
     assert [o.name for o in r0.graph.output] == ["p"] and [o.name for o in r1.graph.output] == ["x"]
+
+
+AWS = SHARED_DATA / "hlo" / "aws_llama"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not AWS.is_dir(), reason=f"{AWS} (GraphGuard's published HLO graphs) is not here")
+def test_the_tp6_rmsnorm_mean_refuted_last_session_is_float16_rounding():
+    """transformers-neuronx's tp6 program, seed 1: the post-attention RMSNorm's mean of squares
+    (``custom-call.130/mean`` = Replicate, values near 4.7e6) was refuted by the whole-graph
+    witness, 521.5 against a tolerance of 468.5, in the graphs' own types (float16 activations,
+    all-reduced in float16). The part of the graphs it reads, run alone, rounds otherwise
+    (onnxruntime cut into other segments: 415.5, the same order); in float64 the error is about
+    1e-9 (4e-16 of the value): rounding, not a wrong relation. ~20 s and 1.2 GB unloaded."""
+    result = check(AWS / "tp1_layer1" / "graph.0.hlo", [AWS / "tp6_layer1" / "graph.0.hlo"],
+                   relations=ROOT / "examples" / "hlo" / "aws_llama" / "spec_tp6.yaml", world_size=6)
+    inp = result.inputs
+    fed, aliases = _fed_inputs(inp)
+    value = "custom-call.130/mean"
+    errors = {}
+    for widened in (False, True):
+        sim = rerun_float64(inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, [value],
+                            [[value]] * 6, seed=1, aliases=aliases, widened=widened)
+        errors[widened] = (relation_error(REPLICATE, sim.seq[value], sim.pieces([value] * 6)),
+                           tolerance(_scale(sim.seq[value])))
+    native, wide = errors[False], errors[True]
+    assert native[0] > 300 and native[1] > 400  # float16 rounding near the float32 tolerance
+    assert wide[0] < 1e-6 < wide[1] and native[0] > 1e8 * wide[0]  # gone in float64: rounding

@@ -172,6 +172,7 @@ def rerun_float64(
     seed: int,
     aliases: Mapping[str, tuple[str, Layout]] | None = None,
     mesh_axis: str | None = None,
+    widened: bool = True,
 ) -> SimResult:
     """Run the parts of the graphs that compute ``seq_values`` / ``rank_values[r]``
     (:func:`cones`) in float64 (:func:`widen`) on the inputs of seed ``seed``.
@@ -190,6 +191,8 @@ def rerun_float64(
         seed: the seed of the refuting run.
         aliases: rank inputs named otherwise than their sequential value.
         mesh_axis: as for ``run_ranks``.
+        widened: False runs the same parts in the graphs' own types on the same inputs (what
+            the refuting run computed; for comparison).
 
     Returns:
         The :class:`~analyzer.witness.simulate.SimResult`: ``seq`` and ``ranks`` hold the wanted
@@ -204,14 +207,15 @@ def rerun_float64(
     seq_model = _prepare(seq)
     rank_models = [_prepare(m) for m in ranks]
     seq_part, rank_parts = cones(seq_model, rank_models, seq_values, rank_values)
-    seq_part = widen(seq_part)
-    rank_parts = [widen(m) for m in rank_parts]
+    if widened:
+        seq_part = widen(seq_part)
+        rank_parts = [widen(m) for m in rank_parts]
     drawn = random_inputs(seq_model, np.random.default_rng(seed), world_size=len(rank_models))
     needed = {vi.name for vi in feed_inputs(seq_part)}
     for m in rank_parts:
         for vi in feed_inputs(m):
             needed.add(aliases[vi.name][0] if aliases and vi.name in aliases else vi.name)
-    wide = {name: _wide(drawn[name]) for name in needed if name in drawn}
+    wide = {name: _wide(drawn[name]) if widened else drawn[name] for name in needed if name in drawn}
     del drawn
     feeds = rank_inputs(wide, rank_parts, input_relations, np.random.default_rng([seed, 1]), aliases)
     seq_feeds = {vi.name: wide[vi.name] for vi in feed_inputs(seq_part) if vi.name in wide}
