@@ -90,7 +90,7 @@ def test_a_wrong_relation_stays_refuted_in_float64(float16_tp2):
     _, refuted = confirm_relations(result.inputs, bad, decls, seed=0, sound_only=True, notes=notes)
     assert [(value, relation, names) for value, relation, names, _, _ in refuted] == [("x", "Replicate", ["p", "p"])]
     _, _, _, err, tol = refuted[0]
-    wide = notes["float64"][("x", "Replicate")]
+    wide = notes["float64"][("x", "Replicate", ("p", "p"))]
     assert wide > 100 * tol and abs(wide - err) < 0.05 * err  # not rounding: the same error in float64
 
 

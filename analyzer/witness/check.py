@@ -160,8 +160,8 @@ def _recheck_outputs(run: WitnessRun, inp: CheckInput, layouts: dict[str, Layout
         entry = (c.value, c.relation, c.rank_values, c.error, c.tolerance,
                  lambda sim, c=c: _relation_error(sim, c.value, layouts[c.value], c.rank_values))
         notes: dict = {}
-        survivors = _recheck(inp, [entry], c.seed, lambda _scale, t=c.tolerance: t, notes)
-        err64 = notes.get("float64", {}).get((c.value, c.relation))
+        survivors = _recheck(inp, [entry], c.seed, lambda _s, t=c.tolerance: t, notes)
+        err64 = notes.get("float64", {}).get((c.value, c.relation, tuple(c.rank_values)))
         out = run.outputs.get(c.value)
         if survivors:
             c.float64_error = err64
@@ -229,7 +229,7 @@ def check_intermediates(run: WitnessRun, inp: CheckInput, deriv: Derivation) -> 
                     seen.add((value, relation))
                     kind = "input" if value in declared else "intermediate"
                     run.contradictions.append(Contradiction(kind, value, relation, names, err, tol, s, upstream(value),
-                                                            float64_error=wide.get((value, relation))))
+                                                            float64_error=wide.get((value, relation, tuple(names)))))
     except Exception as exc:  # noqa: BLE001 - as in record_outputs
         reason = witness_failure(exc)
         if reason is None:
@@ -332,8 +332,9 @@ def confirm_relations(
             inputs, with the same tolerance); a relation within the tolerance there is not
             refuted (the error was rounding). A re-run that cannot run leaves the refutations.
         notes: when given, receives ``rechecked`` (refutations the float64 re-run put within
-            the tolerance), ``float64`` (``{(seq value, layout text): float64 error}`` of every
-            refutation re-run) and ``recheck_skipped`` (why the re-run could not run).
+            the tolerance), ``float64`` (``{(seq value, layout text, rank values): float64 error}``
+            of every refutation re-run, rank values as in the refutations) and
+            ``recheck_skipped`` (why the re-run could not run).
 
     Returns:
         (number of relations checked, refuted ones): ``(seq value, layout text, error)`` each,
@@ -422,7 +423,7 @@ def confirm_relations(
     del sim  # the float64 re-run below needs none of its values
     kept = _recheck(inp, refuted, seed, limit, notes) if float64 and refuted else refuted
     for s, text, names, err, bound, _ in kept:
-        flat = [" + ".join(n) if isinstance(n, list) else n for n in names]
+        flat = list(_flat(names))
         failed.append((s, text, flat, err, bound) if sound_only else (s, text, err))
     return len(checks) + micro_checks, failed
 
@@ -465,13 +466,18 @@ def _recheck(inp: CheckInput, refuted: list, seed: int, limit: Callable[[float],
             continue
         err64 = error_in(wide)
         if notes is not None:
-            notes.setdefault("float64", {})[(s, text)] = err64
+            notes.setdefault("float64", {})[(s, text, _flat(entry[2]))] = err64
         if err64 <= limit(_scale(wide.seq[s]) if s in wide.seq else 0.0):
             if notes is not None:
                 notes["rechecked"] = notes.get("rechecked", 0) + 1
             continue
         kept.append(entry)
     return kept
+
+
+def _flat(names: list) -> tuple[str, ...]:
+    """A check's rank values, one text per rank (micro-batch pieces joined by `` + ``)."""
+    return tuple(" + ".join(n) if isinstance(n, list) else n for n in names)
 
 
 def _rank_names(names: list, r: int) -> list[str]:
