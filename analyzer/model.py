@@ -145,12 +145,16 @@ class OutputError:
         tolerance: the largest error float32 rounding explains at that scale
             (:func:`analyzer.witness.check.tolerance`).
         seed: the seed of the largest error.
+        float64_error: when the error exceeds the tolerance, the error of the output re-run in
+            float64 on that seed (:mod:`analyzer.witness.recheck`; within the tolerance: the
+            excess was rounding); None when not re-run.
     """
 
     error: float
     scale: float
     tolerance: float
     seed: int
+    float64_error: float | None = None
 
 
 @dataclass
@@ -171,6 +175,9 @@ class Contradiction:
         inputs: the input relations upstream of the value (``name = layout [established]``).
         rules: the user rules (``--rules``) the relation is traced to, ``file:line`` each
             (:mod:`analyzer.solve.blame`); empty when the library's rules alone derive it.
+        float64_error: the error of the same relation with the values re-run in float64
+            (:mod:`analyzer.witness.recheck`), beyond the tolerance too; None when the re-run
+            could not run.
     """
 
     kind: str
@@ -182,6 +189,7 @@ class Contradiction:
     seed: int
     inputs: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
+    float64_error: float | None = None
 
 
 @dataclass
@@ -197,6 +205,9 @@ class WitnessRun:
             ``inconsistent``).
         skipped: why the witness could not run ("" when it ran); the verdict is left as it was.
         intermediates_skipped: why the intermediate relations could not be checked ("" when they were).
+        rechecked: relations refuted in the graphs' own precision that the float64 re-run of
+            their values puts within the tolerance (rounding: not contradictions;
+            :mod:`analyzer.witness.recheck`), over all seeds.
     """
 
     seeds: list[int] = field(default_factory=list)
@@ -205,6 +216,7 @@ class WitnessRun:
     contradictions: list[Contradiction] = field(default_factory=list)
     skipped: str = ""
     intermediates_skipped: str = ""
+    rechecked: int = 0
 
 
 @dataclass

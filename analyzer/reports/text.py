@@ -35,11 +35,12 @@ JSON schema version 1 (``--json REPORT.json``)::
       "notes": [str], "no_rule_ops": [str],
       "numeric": {output name: max abs error},   # only with --numeric
       "witness": {"seeds": [int], "skipped": str, "intermediates": int,   # only with --numeric
-                  "intermediates_skipped": str,
-                  "outputs": {name: {"error": float, "scale": float, "tolerance": float, "seed": int}},
+                  "intermediates_skipped": str, "rechecked": int,  # refutations float64 put within tolerance
+                  "outputs": {name: {"error": float, "scale": float, "tolerance": float, "seed": int,
+                                     "float64_error": float | null}},
                   "contradictions": [{"kind": "output" | "intermediate" | "input", "value": str, "relation": str,
                                       "rank_values": [str], "error": float, "tolerance": float,
-                                      "seed": int, "inputs": [str],
+                                      "seed": int, "inputs": [str], "float64_error": float | null,
                                       "rules": [str]}]},  # user rules it is traced to, file:line
       "pipeline": {"stages": [[file]], "boundaries": [[str]]},  # only with --pp
       "mesh": {"axes": {name: size}, "checks": [{"axis": str, "label": str, "ranks": [int],
@@ -180,9 +181,11 @@ def contradiction_text(c, n: int) -> str:
         "output": f"output {c.value} = {c.relation} on {on}, which the rules derived",
         "input": f"the input relation {c.value} = {c.relation} on {on}",
     }.get(c.kind, f"intermediate value {c.value} = {c.relation} on {on}, which the rules derived")
+    wide = getattr(c, "float64_error", None)
+    again = f"; {wide:.3g} in float64" if wide is not None else ""
     text = (
         f"the numeric witness refutes {what}: max abs error {c.error:.3g} > tolerance {c.tolerance:.3g} "
-        f"(seed {c.seed})"
+        f"(seed {c.seed}{again})"
     )
     rules = getattr(c, "rules", None)
     if rules:
@@ -307,6 +310,8 @@ def _print_outputs(result: CheckResult, console: Console, n: int) -> None:
         if o.name in result.numeric:
             w = result.witness.outputs.get(o.name) if result.witness is not None else None
             extra = f" (tolerance {w.tolerance:.3g}, seed {w.seed})" if w is not None else ""
+            if w is not None and w.float64_error is not None:
+                extra += f"; in float64 {w.float64_error:.3g}"
             console.print(f"  numeric witness: max abs error {result.numeric[o.name]:.3g}{extra}")
 
 

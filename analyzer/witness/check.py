@@ -29,7 +29,7 @@ from analyzer.inputs.infer import _layout_from_shapes
 from analyzer.layout import REPLICATE, Layout
 from analyzer.model import CheckInput, Contradiction, Derivation, OutputError, WitnessRun
 from analyzer.verdict.build import Verdict
-from analyzer.witness.layouts import relation_error
+from analyzer.witness.layouts import BLOCK, relation_error
 from analyzer.witness.simulate import SimulationError, run_ranks
 
 __all__ = [
@@ -61,13 +61,21 @@ def tolerance(scale: float) -> float:
 
 
 def _scale(value) -> float:
-    """Largest finite ``|x|`` of an array (0 when there is none)."""
+    """Largest finite ``|x|`` of an array (0 when there is none); scanned in blocks, so a large
+    float16 value does not take a float64 copy of itself."""
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = np.asarray(value)
+        flat = arr.reshape(-1)
+        flat[:1].astype(np.float64)
     except (TypeError, ValueError):
         return 0.0
-    finite = np.abs(arr[np.isfinite(arr)])
-    return float(finite.max()) if finite.size else 0.0
+    worst = 0.0
+    for start in range(0, flat.size, BLOCK):
+        block = flat[start : start + BLOCK].astype(np.float64)
+        finite = np.abs(block[np.isfinite(block)])
+        if finite.size:
+            worst = max(worst, float(finite.max()))
+    return worst
 
 
 def witness_failure(exc: BaseException) -> str | None:
@@ -132,9 +140,37 @@ def run_witness(
 
     derived = {name: (str(layout), names) for name, (layout, names, ok) in wanted.items() if ok}
     record_outputs(run, one_seed, derived, _upstream(inp))
+    if run.contradictions:
+        _recheck_outputs(run, inp, {name: layout for name, (layout, _, _) in wanted.items()})
     if intermediates and deriv is not None and not run.skipped:
         check_intermediates(run, inp, deriv)
     return run
+
+
+def _recheck_outputs(run: WitnessRun, inp: CheckInput, layouts: dict[str, Layout]) -> None:
+    """Re-check each output contradiction of ``run`` in float64 on its seed (as
+    :func:`confirm_relations` does for intermediate ones): one within the tolerance there goes
+    (``run.rechecked``), one beyond keeps its float64 error; the float64 error of every
+    re-checked output is recorded on its :class:`~analyzer.model.OutputError`."""
+    kept = []
+    for c in run.contradictions:
+        if c.kind != "output":
+            kept.append(c)
+            continue
+        entry = (c.value, c.relation, c.rank_values, c.error, c.tolerance,
+                 lambda sim, c=c: _relation_error(sim, c.value, layouts[c.value], c.rank_values))
+        notes: dict = {}
+        survivors = _recheck(inp, [entry], c.seed, lambda _s, t=c.tolerance: t, notes)
+        err64 = notes.get("float64", {}).get((c.value, c.relation, tuple(c.rank_values)))
+        out = run.outputs.get(c.value)
+        if survivors:
+            c.float64_error = err64
+            kept.append(c)
+        else:
+            run.rechecked += 1
+        if out is not None and err64 is not None:
+            out.float64_error = err64
+    run.contradictions[:] = kept
 
 
 def record_outputs(
@@ -182,14 +218,18 @@ def check_intermediates(run: WitnessRun, inp: CheckInput, deriv: Derivation) -> 
     seen = {(c.value, c.relation) for c in run.contradictions}
     try:
         for s in run.seeds:
+            notes: dict = {}
             checked, refuted = confirm_relations(inp, deriv.derived, deriv.decls, seed=s, tol=tolerance,
-                                                 sound_only=True)
+                                                 sound_only=True, notes=notes)
             run.intermediates += checked
+            run.rechecked += notes.get("rechecked", 0)
+            wide = notes.get("float64", {})
             for value, relation, names, err, tol in refuted:
                 if (value, relation) not in seen and value not in run.outputs:
                     seen.add((value, relation))
                     kind = "input" if value in declared else "intermediate"
-                    run.contradictions.append(Contradiction(kind, value, relation, names, err, tol, s, upstream(value)))
+                    run.contradictions.append(Contradiction(kind, value, relation, names, err, tol, s, upstream(value),
+                                                            float64_error=wide.get((value, relation, tuple(names)))))
     except Exception as exc:  # noqa: BLE001 - as in record_outputs
         reason = witness_failure(exc)
         if reason is None:
@@ -267,6 +307,8 @@ def confirm_relations(
     seed: int = 0,
     tol: float | Callable[[float], float] = tolerance,
     sound_only: bool = False,
+    float64: bool = True,
+    notes: dict | None = None,
 ) -> tuple[int, list]:
     """Confirm on numbers every relation the rules derived (``Holds`` with its ``Piece`` rows).
 
@@ -285,6 +327,14 @@ def confirm_relations(
             magnitude giving it (default :func:`tolerance`, the witness's: float rounding grows
             with the magnitude, a float32 sum of values near 8192 is off by multiples of 2**-10).
         sound_only: check only what a correct derivation must satisfy (see above).
+        float64: re-check each refutation in float64 before it counts
+            (:mod:`analyzer.witness.recheck`: the parts of the graphs it needs, on the same
+            inputs, with the same tolerance); a relation within the tolerance there is not
+            refuted (the error was rounding). A re-run that cannot run leaves the refutations.
+        notes: when given, receives ``rechecked`` (refutations the float64 re-run put within
+            the tolerance), ``float64`` (``{(seq value, layout text, rank values): float64 error}``
+            of every refutation re-run, rank values as in the refutations) and
+            ``recheck_skipped`` (why the re-run could not run).
 
     Returns:
         (number of relations checked, refuted ones): ``(seq value, layout text, error)`` each,
@@ -326,13 +376,16 @@ def confirm_relations(
         for r in range(inp.world_size):
             for alt in sorted(per_rank[r])[1:]:
                 checks.append((s, layout, [*base[:r], alt, *base[r + 1 :]]))
-    failed: list = []
+    refuted: list = []  # (seq value, layout text, rank names, error, bound, error in a simulation)
     for s, layout, names in checks:
-        present = s in sim.seq and all(n in vals for n, vals in zip(names, sim.ranks))
-        err = relation_error(layout, sim.seq[s], sim.pieces(names)) if present else float("inf")
+        err = _relation_error(sim, s, layout, names)
         bound = limit(_scale(sim.seq[s]) if s in sim.seq else 0.0)
         if not err <= bound:
-            failed.append((s, str(layout), names, err, bound) if sound_only else (s, str(layout), err))
+            present = s in sim.seq and all(n in vals for n, vals in zip(names, sim.ranks))
+            refuted.append((s, str(layout), names, err, bound,
+                            (lambda run, s=s, layout=layout, names=names: _relation_error(run, s, layout, names))
+                            if present else None))
+    failed: list = []
     # one micro-batch's terms of a Partial(sum) say nothing alone: the M relations of the same seq
     # value are checked together (every rank's piece of every micro-batch, summed)
     groups: dict[tuple, dict[int, list]] = defaultdict(dict)
@@ -363,9 +416,73 @@ def confirm_relations(
             err = _micro_error(sim, s, "Partial", None, names)
             bound = limit(_scale(sim.seq[s]) if s in sim.seq else 0.0)
             if not err <= bound:
-                flat = [" + ".join(row) for row in names]
-                failed.append((s, text, flat, err, bound) if sound_only else (s, text, err))
+                present = s in sim.seq and all(v in sim.ranks[r] for r, row in enumerate(names) for v in row)
+                refuted.append((s, text, names, err, bound,
+                                (lambda run, s=s, names=names: _micro_error(run, s, "Partial", None, names))
+                                if present else None))
+    del sim  # the float64 re-run below needs none of its values
+    kept = _recheck(inp, refuted, seed, limit, notes) if float64 and refuted else refuted
+    for s, text, names, err, bound, _ in kept:
+        flat = list(_flat(names))
+        failed.append((s, text, flat, err, bound) if sound_only else (s, text, err))
     return len(checks) + micro_checks, failed
+
+
+def _relation_error(sim, s: str, layout: Layout, names: list[str]) -> float:
+    """Max abs error of seq value ``s`` rebuilt from the rank values ``names`` under ``layout``;
+    ``inf`` when a value is missing."""
+    present = s in sim.seq and all(n in vals for n, vals in zip(names, sim.ranks))
+    return relation_error(layout, sim.seq[s], sim.pieces(names)) if present else float("inf")
+
+
+def _recheck(inp: CheckInput, refuted: list, seed: int, limit: Callable[[float], float], notes: dict | None) -> list:
+    """The refutations that a float64 re-run of the values they read keeps (module
+    :mod:`analyzer.witness.recheck`); all of them when the re-run cannot run. Fills ``notes``
+    (see :func:`confirm_relations`)."""
+    from analyzer.witness.recheck import rerun_float64
+
+    n = inp.world_size
+    again = [r for r in refuted if r[5] is not None]  # a missing value is no rounding
+    if not again:
+        return refuted
+    seq_values = [r[0] for r in again]
+    rank_values = [[v for r in again for v in _rank_names(r[2], k)] for k in range(n)]
+    fed, aliases = _fed_inputs(inp)
+    try:
+        wide = rerun_float64(inp.canonical_seq or inp.seq, inp.canonical_ranks or inp.ranks, fed, seq_values,
+                             rank_values, seed=seed, aliases=aliases, mesh_axis=inp.mesh_axis)
+    except Exception as exc:  # noqa: BLE001 - sorted by witness_failure, others re-raised
+        reason = witness_failure(exc)
+        if reason is None:
+            raise
+        if notes is not None:
+            notes["recheck_skipped"] = reason
+        return refuted
+    kept = []
+    for entry in refuted:
+        s, text, _, _, _, error_in = entry
+        if error_in is None:
+            kept.append(entry)
+            continue
+        err64 = error_in(wide)
+        if notes is not None:
+            notes.setdefault("float64", {})[(s, text, _flat(entry[2]))] = err64
+        if err64 <= limit(_scale(wide.seq[s]) if s in wide.seq else 0.0):
+            if notes is not None:
+                notes["rechecked"] = notes.get("rechecked", 0) + 1
+            continue
+        kept.append(entry)
+    return kept
+
+
+def _flat(names: list) -> tuple[str, ...]:
+    """A check's rank values, one text per rank (micro-batch pieces joined by `` + ``)."""
+    return tuple(" + ".join(n) if isinstance(n, list) else n for n in names)
+
+
+def _rank_names(names: list, r: int) -> list[str]:
+    """Rank r's value names of a check (one name, or one per micro-batch)."""
+    return list(names[r]) if isinstance(names[r], list) else [names[r]]
 
 
 def _micro_error(sim, s: str, kind: str, axis: int | None, names: list[list[str]]) -> float:

@@ -394,7 +394,8 @@ def _combine_one(
 
 
 def _reduce(xs: list[np.ndarray], reduction: str) -> np.ndarray:
-    total = functools.reduce(_REDUCERS[reduction], xs)
+    with np.errstate(over="ignore", invalid="ignore"):  # float16 overflows to inf, as on the device
+        total = functools.reduce(_REDUCERS[reduction], xs)
     if reduction == "avg":
         total = total / len(xs)
     return np.asarray(total, dtype=xs[0].dtype)

@@ -308,6 +308,23 @@ def _boundary_ids(bound: int, world_size: int) -> list[int]:
     return sorted({0, bound - 1, *cuts})
 
 
+#: normal draws made per block by :func:`_normal`
+_DRAW_BLOCK = 1 << 22
+
+
+def _normal(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """``rng.standard_normal(shape).astype(dtype)``, drawn in blocks into the result: the same
+    values and the same generator state afterwards (the stream does not depend on how the
+    draws are split), without a float64 array of the whole input (2 GB for an LM head's
+    2048 x 128256 float16 weights)."""
+    out = np.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for start in range(0, flat.size, _DRAW_BLOCK):
+        stop = min(start + _DRAW_BLOCK, flat.size)
+        flat[start:stop] = rng.standard_normal(stop - start)
+    return out
+
+
 def random_inputs(
     model: onnx.ModelProto,
     rng: np.random.Generator,
@@ -360,7 +377,7 @@ def random_inputs(
                 )
             feeds[vi.name] = rng.integers(low, high, size=shape).astype(dtype)
         elif dtype.kind in "fcV" or dtype.name.startswith(("float", "bfloat")):
-            feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
+            feeds[vi.name] = _normal(rng, shape, dtype)
         else:
             raise SimulationError(
                 f"seq: input {vi.name!r} has unsupported dtype {dtype}"

@@ -22,6 +22,7 @@ import numpy as np
 from analyzer.layout import Layout
 
 __all__ = [
+    "BLOCK",
     "distribute",
     "max_abs_diff",
     "rebuild",
@@ -302,7 +303,8 @@ def rebuild(layout: Layout, pieces: Sequence[np.ndarray]) -> np.ndarray:
     if len(shapes) != 1:
         raise ValueError(f"Partial pieces have different shapes {sorted(shapes)}")
     op = np.add if layout.reduce == "sum" else np.maximum
-    return np.asarray(functools.reduce(op, arrays))
+    with np.errstate(over="ignore", invalid="ignore"):  # float16 pieces may overflow to inf
+        return np.asarray(functools.reduce(op, arrays))
 
 
 def rebuild_micro(kind: str, axis: int | None, pieces: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
@@ -332,12 +334,19 @@ def rebuild_micro(kind: str, axis: int | None, pieces: Sequence[Sequence[np.ndar
     return np.asarray(functools.reduce(np.add, flat))
 
 
+#: elements compared per block by :func:`max_abs_diff` (and scanned per block by the witness's
+#: ``_scale``): a block's float64 temporaries stay a few tens of MB, not several times the array
+BLOCK = 1 << 21
+
+
 def max_abs_diff(a: Any, b: Any) -> float:
     """Largest ``|a - b|`` over elements, ``inf`` when the shapes differ.
 
     Equal elements count as 0 even when infinite (``-inf`` masks), NaN against NaN counts
     as 0, NaN against a number counts as ``inf``. Bool and integer arrays compare as
-    float64. Empty arrays of the same shape give 0.
+    float64. Empty arrays of the same shape give 0. Compared in blocks of :data:`BLOCK`
+    elements, so the float64 temporaries do not grow with the array (an LM head's 2.6e8 float16
+    weights would otherwise take five 2 GB arrays at once).
 
     Args:
         a: an array (or anything ``np.asarray`` accepts).
@@ -353,15 +362,23 @@ def max_abs_diff(a: Any, b: Any) -> float:
             return float("inf")
         if x.size == 0:
             return 0.0
-        x = x.astype(np.float64)
-        y = y.astype(np.float64)
+        x = x.reshape(-1)
+        y = y.reshape(-1)
+        x[:1].astype(np.float64)
+        y[:1].astype(np.float64)
     except (TypeError, ValueError):
         return float("inf")
-    with np.errstate(invalid="ignore", over="ignore"):
-        same = (x == y) | (np.isnan(x) & np.isnan(y))
-        diff = np.where(same, 0.0, np.abs(x - y))
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    return float(diff.max())
+    worst = 0.0
+    for start in range(0, x.size, BLOCK):
+        xs = x[start : start + BLOCK].astype(np.float64)
+        ys = y[start : start + BLOCK].astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            same = (xs == ys) | (np.isnan(xs) & np.isnan(ys))
+            diff = np.where(same, 0.0, np.abs(xs - ys))
+        if np.isnan(diff).any():
+            return float("inf")
+        worst = max(worst, float(diff.max()))
+    return worst
 
 
 def replicate_spread(pieces: Sequence[np.ndarray]) -> float:

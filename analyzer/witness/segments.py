@@ -129,6 +129,9 @@ def _run_ort(seg: onnx.ModelProto, feeds: Mapping[str, Any]) -> list[Any]:
     opts.log_severity_level = 3
     opts.intra_op_num_threads = 1  # the rank threads run side by side
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # built once, run once
+    # a session runs once: its arena would only keep freed blocks (1.2 GB of a tp6 simulation)
+    opts.enable_cpu_mem_arena = False
+    opts.enable_mem_pattern = False
     session = ort.InferenceSession(seg.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     return session.run([o.name for o in seg.graph.output], dict(feeds))
 
@@ -198,6 +201,23 @@ def run_segments(
     outputs = [o.name for o in model.graph.output]
     waiting = [n for n in model.graph.node if not _is_collective(n, kinds)]  # in graph order
     queue = [n for n in model.graph.node if _is_collective(n, kinds)]  # issue order
+    # without keep_intermediates, a value goes once the nodes that read it have run (an LM
+    # head's weights and their transposed copy are not held to the end of the graph)
+    readers: dict[str, int] = {}
+    if not keep_intermediates:
+        for node in model.graph.node:
+            for v in set(_reads(node)):
+                readers[v] = readers.get(v, 0) + 1
+        kept = set(outputs)
+
+    def release(nodes: Sequence[onnx.NodeProto]) -> None:
+        if keep_intermediates:
+            return
+        for node in nodes:
+            for v in set(_reads(node)):
+                readers[v] -= 1
+                if not readers[v] and v not in kept:
+                    env.pop(v, None)
     while waiting or queue:
         # every node that does not wait on a collective's result runs now, in one segment
         ready, blocked, known = [], [], set(env)
@@ -214,6 +234,7 @@ def run_segments(
             if wanted:
                 seg, names = _segment_model(model, ready, env, wanted)
                 env.update(zip(wanted, _run_one(seg, {v: env[v] for v in names}, where, stats)))
+            release(ready)
         waiting = blocked
         # then the collectives whose inputs are there, in issue order (the k-th meets the k-th)
         done = 0
@@ -221,6 +242,7 @@ def run_segments(
             if not all(v in env for v in node.input if v):
                 break
             _collective(node, env, rank, hub)
+            release([node])
             done += 1
         queue = queue[done:]
         if not ready and not done:

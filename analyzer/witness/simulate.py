@@ -68,6 +68,7 @@ __all__ = [
     "relation_error",
     "relative_error",
     "replicate_spread",
+    "run_fed",
     "run_ranks",
     "witness",
 ]
@@ -291,9 +292,29 @@ def run_ranks(
     seq_feeds = random_inputs(seq_model, rng, dims=dims, int_ranges=int_ranges, world_size=len(rank_models))
     partial_rng = np.random.default_rng([seed, 1])
     feeds = rank_inputs(seq_feeds, rank_models, input_relations, partial_rng, aliases)
+    sim = run_fed(seq_model, rank_models, seq_feeds, feeds, keep_intermediates=keep_intermediates,
+                  timeout=timeout, mesh_axis=mesh_axis)
+    sim.seconds = time.perf_counter() - start
+    return sim
 
+
+def run_fed(
+    seq: onnx.ModelProto,
+    ranks: Sequence[onnx.ModelProto],
+    seq_feeds: Mapping[str, np.ndarray],
+    feeds: Sequence[Mapping[str, np.ndarray]],
+    *,
+    keep_intermediates: bool = False,
+    timeout: float = 300.0,
+    mesh_axis: str | None = None,
+) -> SimResult:
+    """Run prepared graphs (:func:`run_ranks` prepares them) on the given inputs: the second
+    half of :func:`run_ranks`, for a caller that made the inputs itself (the float64 re-check,
+    :mod:`analyzer.witness.recheck`). Arguments and errors as there."""
+    start = time.perf_counter()
+    rank_models = list(ranks)
     seq_values = _evaluate(
-        seq_model,
+        seq,
         seq_feeds,
         where="seq",
         rank=0,
@@ -308,8 +329,8 @@ def run_ranks(
     return SimResult(
         seq=seq_values,
         ranks=rank_values,
-        seq_inputs=seq_feeds,
-        rank_inputs=feeds,
+        seq_inputs=dict(seq_feeds),
+        rank_inputs=[dict(f) for f in feeds],
         collectives=hub.log,
         seconds=time.perf_counter() - start,
     )
