@@ -465,3 +465,4 @@ def test_producer_swapped_rope_tiny(tmp_path):
     assert cfg["expected"] == "discrepancy" and cfg["max_abs_error"] > 1e-2
     result = check(seq, stages, pipeline=2)
     assert result.verdict == "discrepancy" and result.verdict_.discrepancies[0].stage == 1
+    assert result.verdict_.discrepancies[0].hint_ids == ["stage-input-other-value"]
