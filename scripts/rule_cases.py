@@ -10,8 +10,10 @@ A case folder holds:
   dumps with ``format: fx`` (a ``forward`` body each, ``params`` its signature, also per rank
   as ``rank_params``); ``spec``, a ``--relations`` spec (YAML mapping); for a two-axis mesh
   ``replica`` (the replica's sequential graph) and ``axis``, the mesh axis whose check's facts
-  are kept; or ``example``, a bundled ``examples/`` folder whose graphs are taken whole (for a
-  rule file whose pattern needs a whole exported layer);
+  are kept; ``pipeline``, a number of pipeline stages (the ``ranks`` are then the stage files,
+  tensor-parallel rank fastest, checked as ``--pp`` does); or ``example``, a bundled
+  ``examples/`` folder whose graphs are taken whole (for a rule file whose pattern needs a
+  whole exported layer);
 * ``program.txt``: the whole rule library (every case runs every rule file, so a change to one
   file shows in the cases whose behaviour it moves);
 * ``facts/*.facts``: what a check of those graphs hands to the engine
@@ -108,7 +110,7 @@ def case_facts(case: Path) -> dict[str, list[tuple]]:
         if "example" in cfg:
             source = ROOT / cfg["example"]
             files = yaml.safe_load((source / "case.yaml").read_text(encoding="utf-8"))["files"]
-            seq, ranks = source / files["seq"], [source / f for f in files["ranks"]]
+            seq, ranks = source / files["seq"], [source / f for f in files.get("ranks") or files["stages"]]
         else:
             seq, ranks = _write_graphs(cfg, folder)
         if "spec" in cfg:
@@ -117,6 +119,8 @@ def case_facts(case: Path) -> dict[str, list[tuple]]:
                 spec["replica_seq"] = "replica.onnx"
             (folder / "spec.yaml").write_text(yaml.safe_dump(spec))
             extra["relations"] = folder / "spec.yaml"
+        if "pipeline" in cfg:
+            extra["pipeline"] = int(cfg["pipeline"])
         result = check(seq, ranks, memoize=False, **extra)
         if "axis" in cfg:
             result = next(c.result for c in result.mesh.checks if c.axis == cfg["axis"] and not c.reused)

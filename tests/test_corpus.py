@@ -94,6 +94,9 @@ FIX_HINT = {
     # XLA HLO from JAX (scripts/export_jax_hlo.py)
     "missing_psum": "missing-allreduce",
     "gather_viewed": "stack-viewed",
+    # pipeline stage boundaries (scripts/export_pipeline.py)
+    "mask_not_forwarded": "stage-input-not-sent",
+    "swapped_rope": "stage-input-other-value",
 }
 
 

@@ -96,6 +96,65 @@ def test_swapped_boundary_frontier_is_the_rotary_product():
     assert "apply_rotary_pos_emb" in first.code
 
 
+# the hint that names the fix at the first frontier, and the details it gives (the boundary
+# tensor, the seq value it holds, the one the seq node reads), hints_pipeline.dl
+BOUNDARY_HINTS = {
+    "llama_pp2_bug_swapped_rope": (
+        "stage-input-other-value",
+        "stage 1's input cos.1 holds sin (Replicate) where the sequential node reads cos, "
+        "which stage 1 receives as sin.1",
+    ),
+    "llama_pp2_bug_mask_not_forwarded": (
+        "stage-input-not-sent",
+        "stage 1 reads no piece of where, which stage 0 holds as where",
+    ),
+}
+STAGE_HINTS = {"stage-input-other-value", "stage-input-not-sent"}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDARY_HINTS))
+def test_boundary_bug_hint_names_the_boundary_tensor(name):
+    """The first frontier of a stage-boundary bug gets the pipeline hint (not the generic
+    layouts-disagree) with the boundary tensor and the seq values named, in the text report too."""
+    hint, detail = BOUNDARY_HINTS[name]
+    _, seq, stages = _case(EXAMPLES / name)
+    result = check(seq, stages, pipeline=2)
+    first = result.verdict_.discrepancies[0]
+    assert first.hint_ids == [hint]
+    assert any(h.endswith(f"({detail})") for h in first.hints), first.hints
+    # every frontier of these bugs gets a pipeline hint
+    assert all(set(d.hint_ids) & STAGE_HINTS for d in result.verdict_.discrepancies)
+    code, out, _ = _cli("check", seq, *stages, "--pp", "2")
+    assert code == 1 and detail in out
+
+
+def test_swapped_rope_sine_product_names_the_other_tensor():
+    """rotate_half(q) * sin reads sin.1, which holds the cosines."""
+    _, seq, stages = _case(EXAMPLES / "llama_pp2_bug_swapped_rope")
+    details = {h for d in check(seq, stages, pipeline=2).verdict_.discrepancies for h in d.hints}
+    assert any("stage 1's input sin.1 holds cos (Replicate) where the sequential node reads sin" in h for h in details)
+
+
+def test_no_boundary_hint_where_the_boundary_is_right(tmp_path):
+    """Correct pipelines have no frontier, hence no hint; bugs inside a stage (a constant of its
+    own that differs, a missing all-reduce in PP x TP) do not get a boundary hint."""
+    correct = [p for p in CASES if "_bug_" not in p.name]
+    assert EXAMPLES / "llama_pp2" in correct
+    for folder in correct:
+        _, seq, stages = _case(folder)
+        result = check(seq, stages, pipeline=2)
+        assert result.verdict == "verified" and not result.derivation.derived.get("Hint")
+    p = _save(tmp_path, seq=_seq(), s0=_stage0(), s1=_stage1())
+    assert check(p["seq"], [p["s0"], p["s1"]], pipeline=2).verdict == "verified"
+    p = _save(tmp_path, seq=_seq(), s0=_stage0(), s1=_stage1(c=np.array([2.0], dtype=np.float32)))
+    own_constant = check(p["seq"], [p["s0"], p["s1"]], pipeline=2).verdict_.discrepancies
+    seq = _save(tmp_path, seq=_seq())["seq"]
+    no_allreduce = check(seq, _pp_tp_files(tmp_path, allreduce=False), pipeline=2).verdict_.discrepancies
+    assert own_constant and no_allreduce
+    for d in [*own_constant, *no_allreduce]:
+        assert not set(d.hint_ids) & STAGE_HINTS, (d.node, d.hint_ids)
+
+
 def test_without_pp_the_stages_are_not_ranks():
     """The same files read as two tensor-parallel ranks are rejected or disproved, never verified."""
     _, seq, stages = _case(EXAMPLES / "llama_pp2")
@@ -406,3 +465,4 @@ def test_producer_swapped_rope_tiny(tmp_path):
     assert cfg["expected"] == "discrepancy" and cfg["max_abs_error"] > 1e-2
     result = check(seq, stages, pipeline=2)
     assert result.verdict == "discrepancy" and result.verdict_.discrepancies[0].stage == 1
+    assert result.verdict_.discrepancies[0].hint_ids == ["stage-input-other-value"]

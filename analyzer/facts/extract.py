@@ -28,6 +28,7 @@ from onnx import numpy_helper
 from analyzer.errors import InputError, escape
 from analyzer.facts.shadow import NAME_FIELDS, name_chars_schema, names_schema, utf8_schema, value_dims_schema
 from analyzer.facts.source import parse_source
+from analyzer.importers.pipeline import STAGE_KEY
 from analyzer.inputs.files import read_bytes
 
 if TYPE_CHECKING:
@@ -723,7 +724,8 @@ def _constant_rows(facts: FactTables, g: str, model: onnx.ModelProto, shapes: di
 
 def _node_rows(facts: FactTables, g: str, graph: onnx.GraphProto) -> None:
     """``Node`` (domain ``""`` for the default ONNX domain), its index, inputs, outputs,
-    attributes, source location and module scope."""
+    attributes, source location, module scope and pipeline stage (``Node_Stage``, nodes of a
+    chained pipeline graph only)."""
     for index, (node_id, node) in enumerate(zip(_node_ids(graph.node), graph.node)):
         domain = "" if node.domain == "ai.onnx" else node.domain
         facts.add("Node", g=g, node=node_id, op=node.op_type, domain=domain, name=node.name)
@@ -739,3 +741,6 @@ def _node_rows(facts: FactTables, g: str, graph: onnx.GraphProto) -> None:
         if src.file:
             facts.add("Node_Source", g=g, node=node_id, file=src.file, line=src.line, code=src.code)
         facts.add("Node_Scope", g=g, node=node_id, scope=src.scope)
+        for prop in node.metadata_props:
+            if prop.key == STAGE_KEY and prop.value.isdigit():
+                facts.add("Node_Stage", g=g, node=node_id, stage=int(prop.value))
