@@ -131,9 +131,10 @@ def test_a_term_on_rank_zero_does_not_mix_decompositions(write_models):
 
 
 def _reduce_rank(r: int, reduced: str) -> str:
-    """Rank r: its chunk p, the halves h = AllReduce(p) / 2 (both Partial(sum) of x @ W, two
-    decompositions), and y the all-reduce of ``reduced`` (p or h)."""
-    head = f"rank{r} (float[4, 8] x, float[8, 6] W) => (float[4, 6] y) <float two = {{2.0}}, float[4, 6] g, float[4, 6] h>"
+    """Rank r: its chunk p, the halves h = AllReduce(p) / 2 (two decompositions of x @ W), and y
+    the all-reduce of ``reduced`` (p or h)."""
+    head = f"rank{r} (float[4, 8] x, float[8, 6] W) => (float[4, 6] y)"
+    head += " <float two = {2.0}, float[4, 6] g, float[4, 6] h>"
     return HEADER + head + " {\n" + _chunk(r) + _REDUCED_HALF + f"    y = com.microsoft.AllReduce({reduced})\n}}\n"
 
 
