@@ -36,12 +36,17 @@ A *layout* says how the rank values ``d_0 .. d_{N-1}`` rebuild the sequential va
   sum to N times the mean), the all-reduce of N copies of a ``Replicate`` value is
   ``Replicate(scale=N)``; a division by c on the ranks gives the plain relation back. ``c`` is a
   positive fraction other than 1 (:class:`fractions.Fraction`).
+- ``Partial(sum, even)``: every ``d_r == s / N`` (a replicated value divided by the world size on
+  every rank, DTensor's replicate -> partial). It is its own relation, not ``Partial(sum)``: each
+  piece is a function of ``s`` (any mix of two even splits sums to ``s``), while the pieces of a
+  ``Partial(sum)`` are the summands of one decomposition (contraction chunks) that no other
+  decomposition's piece may replace (docs/soundness.md, 4.).
 
 In the relation tables a layout is three columns ``(kind, axis, param)``: ``param`` is ""
 (plain), the section sizes ("64,16,16"; a replicated section as "16:rep2"), ``"rep{k}"`` /
 ``"rep{k}/{b}"`` (replicas, inner axis), ``"mb{M}:{k}"`` (micro-batch k of M, for ``Shard`` and
 ``Partial(sum)``), ``"x{c}"`` (a scaled ``Replicate``, ``c`` as ``2`` or ``1/2``), ``"sum:x{c}"`` (a
-scaled ``Partial(sum)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
+scaled ``Partial(sum)``), ``"sum:even"`` (``Partial(sum, even)``) or the reduce op of ``Partial`` (:attr:`Layout.param`,
 :meth:`Layout.from_row`; schemas/layouts.dl). The rules read a param's fields from the typed
 ``Param_*`` relations, whose rows this module writes (:func:`param_facts`), not from the text;
 this module is the one place that writes and reads the text (a scaled param the rules build
@@ -89,6 +94,7 @@ class Layout:
             value, module docstring); ``None`` for the value itself.
         pad: for ``Shard``, a padded (index-gathered) shard's param (:mod:`analyzer.padding`):
             rank r holds selected, possibly repeated, units of the axis plus zero padding.
+        even: for a plain ``Partial(sum)``, every rank holds ``s / N`` (module docstring).
     """
 
     kind: str
@@ -100,8 +106,11 @@ class Layout:
     micro: tuple[int, int] | None = None
     scale: Fraction | None = None
     pad: str | None = None
+    even: bool = False
 
     def __post_init__(self) -> None:
+        if self.even and (self.kind != "Partial" or self.reduce != "sum" or self.scale or self.micro):
+            raise ValueError("even is a parameter of a plain Partial(sum)")
         if self.pad is not None:
             if self.kind != "Shard" or self.sections or self.replicas or self.micro or self.scale:
                 raise ValueError("a padded param is a parameter of a plain Shard")
@@ -145,6 +154,8 @@ class Layout:
             return micro_param(*self.micro)
         if self.scale is not None:
             return f"x{self.scale}" if self.kind == "Replicate" else f"sum:x{self.scale}"
+        if self.even:
+            return "sum:even"
         if self.kind == "Partial":
             return self.reduce or "sum"
         if self.sections:
@@ -196,6 +207,8 @@ class Layout:
             sections = tuple(int(size) for size, _, _ in entries)
             reps = tuple(int(k) if k else 1 for _, _, k in entries)
             return cls("Shard", axis=axis, sections=sections, replicas=reps if any(k > 1 for k in reps) else None)
+        if kind == "Partial" and param == "sum:even":
+            return cls("Partial", reduce="sum", even=True)
         if kind == "Partial" and param.startswith("sum:x"):
             return cls("Partial", reduce="sum", scale=Fraction(param[5:]))
         if kind == "Partial":
@@ -225,6 +238,8 @@ class Layout:
             elif self.replicas:
                 extra = f", replicas={self.replicas}" + (f", inner={self.inner}" if self.inner is not None else "")
             return f"Shard({self.axis}{extra})"
+        if self.even:
+            return "Partial(sum, even)"
         if self.kind == "Partial":
             return f"Partial({self.reduce}" + (f", scale={self.scale})" if self.scale is not None else ")")
         return "Replicate" + (f"(scale={self.scale})" if self.scale is not None else "")

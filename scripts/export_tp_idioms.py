@@ -52,9 +52,8 @@ rank's local tensors:
   local mean of squares divided by the world size, then all-reduced (a mean over a sharded axis
   as local mean * 1/N on every rank, then sum; Megatron DDP's ``gradient_scaling_factor = 1/dp``
   before its all-reduce is the same form). Bug ``prescale_dropped``: the division dropped (one
-  line; the program is then ``qknorm_allreduce``'s bug). (Dividing again after the all-reduce,
-  ``scaled_twice``, is not a corpus case: the rules derive two Partial(sum) decompositions of the
-  mean there, before and after the all-reduce, and the witness refutes their mix.)
+  line; the program is then ``qknorm_allreduce``'s bug). Bug ``divided_twice``: the all-reduced
+  mean divided by the world size again (one line), as vLLM's divide-after form on top of this one.
 * ``qknorm_avg`` (OLMo2): the same norm in DTensor's spelling: the local mean of squares
   declared ``Partial("avg")`` (``DTensor.from_local``) and redistributed to ``Replicate()``,
   which emits ``all_reduce(x, "avg", group)``, exported as
@@ -116,6 +115,9 @@ BUGS = {
     "before the all-reduce (the `if rank == 0` guard dropped): the residual is summed world_size times",
     "scale_dropped": "the row-parallel MLP adds the replicated residual to its partial sum on every rank without "
     "scaling it by 1/N first (residual / world_size -> residual): the all-reduce sums it world_size times",
+    "divided_twice": "the tensor-parallel q/k RMSNorm divides the local mean of squares by the world size before "
+    "the all-reduce and the all-reduced mean again after it (all_reduce(variance / N) / N): the variance is N times "
+    "too small",
     "prescale_dropped": "the tensor-parallel q/k RMSNorm all-reduces the local mean of squares without dividing "
     "it by the world size first (all_reduce(variance / N) -> all_reduce(variance)): the variance is N times too large",
     "avg_as_sum": "the tensor-parallel q/k RMSNorm declares the local mean of squares Partial('sum') instead of "
@@ -148,6 +150,8 @@ PRESETS = {
     "olmo2_tp2_qknorm_prescaled": dict(_QK, idiom="qknorm_prescaled"),
     "olmo2_tp2_qknorm_prescaled_bug_prescale_dropped": dict(
         _QK, idiom="qknorm_prescaled", bug="prescale_dropped", bug_module=_QK_BUG),
+    "olmo2_tp2_qknorm_prescaled_bug_divided_twice": dict(
+        _QK, idiom="qknorm_prescaled", bug="divided_twice", bug_module=_QK_BUG),
     "olmo2_tp2_qknorm_avg": dict(_QK, idiom="qknorm_avg"),
     "olmo2_tp2_qknorm_avg_bug_avg_as_sum": dict(_QK, idiom="qknorm_avg", bug="avg_as_sum", bug_module=_QK_BUG),
     "qwen3_tp2_vocab_ce": dict(_CE),
@@ -195,6 +199,7 @@ BUG_SOURCE = {
     "rank_offset": "scripts/export_tp_idioms.py",
     "norm_not_averaged": "transformers/models/olmo2/",
     "prescale_dropped": "transformers/models/olmo2/",
+    "divided_twice": "transformers/models/olmo2/",
     "avg_as_sum": "transformers/models/olmo2/",
     # the decoder layer's residual add of HF's LlamaDecoderLayer, which the ranks fold into the MLP
     "residual_every_rank": "transformers/models/llama/",
@@ -371,6 +376,8 @@ def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None, form: str =
             elif form == "before":
                 share = variance if bug == "prescale_dropped" else variance / world  # BUG prescale_dropped: no / N
                 variance = all_reduce(share, "sum", group)
+                if bug == "divided_twice":
+                    variance = variance / world  # BUG divided_twice (one line): divided by N again
             else:
                 variance = all_reduce(variance, "sum", group)
                 if bug != "norm_not_averaged":

@@ -82,6 +82,7 @@ FIX_HINT = {
     "residual_every_rank": "bias-before-reduce",
     "scale_dropped": "bias-before-reduce",
     "prescale_dropped": "scaled-not-divided",
+    "divided_twice": "extra-scaling",
     "avg_as_sum": "scaled-not-divided",
     "scatter_offset": "scatter-chunk",
     # training steps (run by tests/test_train_steps.py)

@@ -22,6 +22,7 @@ FORMS = [
     (Layout("Shard", axis=1, replicas=2, inner=2), "rep2/2", {"Param_Replicas": [(2, 2)]}),
     (Layout("Shard", axis=0, micro=(4, 1)), "mb4:1", {"Param_Micro": [(4, 1, "mb4")]}),
     (Layout("Partial", reduce="sum", micro=(2, 0)), "mb2:0", {"Param_Micro": [(2, 0, "mb2")]}),
+    (Layout("Partial", reduce="sum", even=True), "sum:even", {}),
 ]
 
 
@@ -36,3 +37,18 @@ def test_param_fields_of_every_form(layout, text, fields):
     got = {name: sorted(row[1:] for row in rows) for name, rows in facts.tuples(decls).items()}
     assert got == fields
     assert all(row[0] == text for rows in facts.tuples(decls).values() for row in rows)
+
+
+def test_even_split_is_its_own_relation():
+    """Partial(sum, even): every rank holds s / N (docs/soundness.md, 4.), not Partial(sum)."""
+    import numpy as np
+
+    from analyzer.layout import PARTIAL_SUM
+    from analyzer.witness.layouts import distribute
+
+    even = Layout.from_row("Partial", -1, "sum:even")
+    assert even != PARTIAL_SUM and str(even) == "Partial(sum, even)"
+    value = np.arange(6.0).reshape(2, 3)
+    assert all(np.array_equal(p, value / 3) for p in distribute(even, value, 3))
+    with pytest.raises(ValueError):
+        Layout("Partial", reduce="max", even=True)

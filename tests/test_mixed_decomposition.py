@@ -105,10 +105,11 @@ def test_a_term_on_rank_zero_alone_verifies(write_models):
 
 
 def test_a_term_on_rank_zero_does_not_mix_decompositions(write_models):
-    """The halves h are Partial(sum) of x @ W by collectives/scaled_replicate.dl, beside the
-    chunks p: x @ W itself has two decompositions there (a gap of the division rule, which
-    the witness refutes when it swaps one rank's piece: not this rule's). What this rule adds
-    must not mix them: no relation of y, and none refuted."""
+    """The halves h are an even split of x @ W (Partial(sum, even), collectives/scaled_replicate.dl)
+    beside its chunks p (Partial(sum)): two decompositions of one value, two relations, so that
+    no rule (nor the witness, which swaps one rank's piece for another of the same relation)
+    mixes them. What one_rank_term.dl adds must not mix them either: no relation of y, and no
+    derived relation refuted."""
     from analyzer import check
     from analyzer.witness.check import confirm_relations
 
@@ -124,5 +125,33 @@ def test_a_term_on_rank_zero_does_not_mix_decompositions(write_models):
     assert result.verdict_.outputs[0].relation is None
     assert result.numeric["y"] > 0.1
     _, refuted = confirm_relations(result.inputs, result.derivation.derived, result.derivation.decls)
-    assert [r for r in refuted if r[0] == "y"] == []
-    assert {r[0] for r in refuted} <= {"p"}  # at most the division rule's gap (docstring)
+    assert refuted == []
+    holds = set(result.derivation.derived["Holds"])
+    assert {("p", "Partial", -1, "sum"), ("p", "Partial", -1, "sum:even")} <= holds
+
+
+def _reduce_rank(r: int, reduced: str) -> str:
+    """Rank r: its chunk p, the halves h = AllReduce(p) / 2 (two decompositions of x @ W), and y
+    the all-reduce of ``reduced`` (p or h)."""
+    head = f"rank{r} (float[4, 8] x, float[8, 6] W) => (float[4, 6] y)"
+    head += " <float two = {2.0}, float[4, 6] g, float[4, 6] h>"
+    return HEADER + head + " {\n" + _chunk(r) + _REDUCED_HALF + f"    y = com.microsoft.AllReduce({reduced})\n}}\n"
+
+
+@pytest.mark.parametrize(
+    "reduced", [("h", "p"), ("p", "h"), ("p", "p"), ("h", "h")], ids=["half-chunk", "chunk-half", "chunks", "halves"]
+)
+def test_an_all_reduce_of_pieces_of_two_decompositions_is_no_replicate(write_models, reduced):
+    """Both decompositions of x @ W on every rank; the final all-reduce reads one of them per
+    rank. The halves are an even split (Partial(sum, even)), the chunks a Partial(sum): the
+    all-reduce of the same one on every rank is y, of a half on one rank and a chunk on the other
+    is not (the rules gave it Replicate when both were Partial(sum))."""
+    ranks = [_reduce_rank(r, name) for r, name in enumerate(reduced)]
+    result, _, _, _ = check_text_graphs(write_models, SEQ, ranks, infer_shapes=True)
+    if reduced[0] == reduced[1]:
+        assert result.verdict == "verified", result.verdict_.discrepancies
+        assert result.numeric["y"] < 1e-4
+    else:
+        assert result.verdict == "discrepancy"
+        assert result.verdict_.outputs[0].relation is None
+        assert result.numeric["y"] > 0.1

@@ -114,6 +114,8 @@ def distribute(
         chunks = [np.split(part, n // k, axis=axis) for part, k in zip(parts, reps)]
         return [np.concatenate([c[r // k] for c, k in zip(chunks, reps)], axis=axis) for r in range(n)]
     rng = rng if rng is not None else np.random.default_rng(0)
+    if layout.even:
+        return [value / n for _ in range(n)]
     if layout.reduce == "sum":
         return _partial_sum_pieces(value, n, rng)
     return _partial_max_pieces(value, n, rng)
