@@ -467,6 +467,24 @@ def _refuted(
     return misplaced, mismatches, note
 
 
+def _on_rank_zero_only(
+    name: str,
+    full: np.ndarray,
+    arrays: Sequence[np.ndarray | None],
+    ranks: Sequence[onnx.ModelProto],
+    same: Sequence[int] | None,
+) -> bool:
+    """Weight ``name`` is stored on rank 0 alone, with the sequential values (same shape, dtype
+    and elements), and no other rank has an input or initializer of that name: vLLM's
+    ``RowParallelLinear`` adds its bias on tensor-parallel rank 0 only, so the other ranks'
+    exports never see it. A weight that some rank r > 0 holds, that rank 0 lacks, or whose copy
+    on rank 0 differs, is not such a weight."""
+    if arrays[0] is None or not _same(arrays[0], full):
+        return False
+    names = _per_model(lambda m: {v.name for v in m.graph.input} | {i.name for i in m.graph.initializer}, ranks, same)
+    return all(name not in held for held in names[1:])
+
+
 def decide_by_values(
     seq: onnx.ModelProto,
     ranks: Sequence[onnx.ModelProto],
@@ -486,7 +504,9 @@ def decide_by_values(
         The relations with each stored weight's relation confirmed (``evidence`` says what the
         values showed), replaced by the layout the values prove (an inferred relation), or
         dropped (refuted: its facts and a note); also a relation for a stored weight whose
-        shapes fit none but whose values prove one. A spec relation is checked, never
+        shapes fit none but whose values prove one, and ``Replicate`` on rank 0 alone (rank
+        values ``(name, "", ..., "")``) for a weight that rank 0 alone stores, with the
+        sequential values (:func:`_on_rank_zero_only`). A spec relation is checked, never
         replaced. A weight whose dtype differs between the sides is not compared.
     """
     n = len(ranks)
@@ -511,6 +531,17 @@ def decide_by_values(
         rel = rels[0] if rels else None
         names = rel.rank_values if rel is not None else (name,) * n
         arrays = [rank_arrays[r].get(d) for r, d in enumerate(names)]
+        if rel is None and n > 1 and _on_rank_zero_only(name, full, arrays, ranks, same):
+            decided[name] = [
+                InputRelation(
+                    name, REPLICATE, (name,) + ("",) * (n - 1), "inferred",
+                    "rank 0 stores it with the sequential values; "
+                    + (f"ranks 1..{n - 1} do not hold it" if n > 2 else "rank 1 does not hold it"),
+                    established="values",
+                )
+            ]
+            out.decided.add(name)
+            continue
         if any(a is None or a.dtype != full.dtype for a in arrays):
             continue
         if rel is not None and _holds(rel.layout, full, arrays):
