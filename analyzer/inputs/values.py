@@ -20,6 +20,13 @@ taken:
   sequential array (a digest per row, :func:`_row_ids`);
 - ``Shard(a, replicas=k, inner=b)``: two axes cut (a ``(N/k, k)`` mesh).
 
+A weight that rank 0 alone stores, with the sequential values, and that no other rank has as an
+input or initializer, is ``Replicate`` on rank 0 only (rank values ``(name, "", ...)``): vLLM's
+``RowParallelLinear`` adds its bias on tensor-parallel rank 0 alone, so the other ranks'
+exports never hold it (``rules/parallel/one_rank_term.dl`` reads that piece). Held by another
+subset of ranks, missing on rank 0, or with other values there, it stays without a relation
+(the note of :func:`~analyzer.inputs.infer.infer_input_relations` says which rank lacks it).
+
 Values that prove no relation are reported, not guessed: a rank's array that is the layout's
 piece of another rank (a permuted rank order), the transpose of a layout's piece (weights stored
 transposed, as GPT-2's ``Conv1D`` against ``nn.Linear``: no layout relates them), the piece of
