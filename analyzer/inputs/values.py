@@ -39,8 +39,9 @@ become facts (``MisplacedChunk``, ``WeightValueMismatch``, ``WeightValueMatch`` 
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -474,22 +475,21 @@ def _refuted(
     return misplaced, mismatches, note
 
 
-def _on_rank_zero_only(
-    name: str,
-    full: np.ndarray,
-    arrays: Sequence[np.ndarray | None],
-    ranks: Sequence[onnx.ModelProto],
-    same: Sequence[int] | None,
-) -> bool:
+def _boundary_names(model: onnx.ModelProto) -> set[str]:
+    """Names of the graph inputs and initializers of ``model``."""
+    return {v.name for v in model.graph.input} | {i.name for i in model.graph.initializer}
+
+
+def _on_rank_zero_only(name: str, full: np.ndarray, arrays: Sequence[np.ndarray | None], held: Callable) -> bool:
     """Weight ``name`` is stored on rank 0 alone, with the sequential values (same shape, dtype
     and elements), and no other rank has an input or initializer of that name: vLLM's
     ``RowParallelLinear`` adds its bias on tensor-parallel rank 0 only, so the other ranks'
     exports never see it. A weight that some rank r > 0 holds, that rank 0 lacks, or whose copy
-    on rank 0 differs, is not such a weight."""
+    on rank 0 differs, is not such a weight. ``held()`` gives each rank's input and initializer
+    names (read once, when first needed)."""
     if arrays[0] is None or not _same(arrays[0], full):
         return False
-    names = _per_model(lambda m: {v.name for v in m.graph.input} | {i.name for i in m.graph.initializer}, ranks, same)
-    return all(name not in held for held in names[1:])
+    return all(name not in names for names in held()[1:])
 
 
 def decide_by_values(
@@ -531,6 +531,7 @@ def decide_by_values(
     weights = _Weights(seq_arrays)
     out = ValueFindings([])
     decided: dict[str, list[InputRelation]] = {}
+    held = functools.cache(lambda: _per_model(_boundary_names, ranks, same))
     for name, full in seq_arrays.items():
         rels = by_name.get(name, [])
         if len(rels) > 1 or any(r.layout.kind == "Partial" or r.layout.micro is not None for r in rels):
@@ -538,7 +539,7 @@ def decide_by_values(
         rel = rels[0] if rels else None
         names = rel.rank_values if rel is not None else (name,) * n
         arrays = [rank_arrays[r].get(d) for r, d in enumerate(names)]
-        if rel is None and n > 1 and _on_rank_zero_only(name, full, arrays, ranks, same):
+        if rel is None and n > 1 and _on_rank_zero_only(name, full, arrays, held):
             decided[name] = [
                 InputRelation(
                     name, REPLICATE, (name,) + ("",) * (n - 1), "inferred",
