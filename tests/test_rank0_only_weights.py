@@ -35,21 +35,33 @@ def _graph(inputs: str, out: str, weights: dict[str, np.ndarray], body: str) -> 
     return f"{HEADER}\ng ({inputs}) => ({out}) <{inits}> {{\n{body}\n}}\n"
 
 
-def _seq(gemm: bool) -> str:
+def _seq(gemm: bool | str) -> str:
+    if gemm == "transB":  # w stored [out, in], as nn.Linear (torch.onnx's TorchScript exporter)
+        return _graph("float[4, 8] x", "float[4, 16] y", {"w": W.T.copy(), "b": B}, "  y = Gemm<transB=1>(x, w, b)")
     body = "  y = Gemm(x, w, b)" if gemm else "  p = MatMul(x, w)\n  y = Add(p, b)"
     return _graph("float[4, 8] x", "float[4, 16] y", {"w": W, "b": B}, body)
 
 
-def _rank(r: int, world: int, adds: bool, gemm: bool, bias: np.ndarray | None = None) -> str:
+def _rank(r: int, world: int, adds: bool, gemm: bool | str, bias: np.ndarray | None = None) -> str:
     """Rank r: its chunk [4, 8/N] of x times its rows of w (row-parallel), plus the bias when
-    ``adds`` (then the file stores ``bias``, the sequential bias by default), all-reduced."""
+    ``adds`` (then the file stores ``bias``, the sequential bias by default), all-reduced.
+    ``gemm="transB"``: w stored transposed, its columns of it; the bias-free product then
+    multiplies by its Transpose."""
     k = 8 // world
     weights = {"w": W[r * k:(r + 1) * k]}
+    if gemm == "transB":
+        weights = {"w": W[r * k:(r + 1) * k].T.copy()}
+        plain = "  wt = Transpose<perm=[1, 0]>(w)\n  t = MatMul(x, wt)"
+    else:
+        plain = "  t = MatMul(x, w)"
     if adds:
         weights["b"] = B if bias is None else bias
-        body = "  t = Gemm(x, w, b)" if gemm else "  p = MatMul(x, w)\n  t = Add(p, b)"
+        if gemm == "transB":
+            body = "  t = Gemm<transB=1>(x, w, b)"
+        else:
+            body = "  t = Gemm(x, w, b)" if gemm else "  p = MatMul(x, w)\n  t = Add(p, b)"
     else:
-        body = "  t = MatMul(x, w)"
+        body = plain
     return _graph(f"float[4, {k}] x", "float[4, 16] y", weights, body + "\n  y = com.microsoft.AllReduce(t)")
 
 
@@ -99,7 +111,9 @@ CASES = {
     # (rank graphs, correct): the seq graph as MatMul + Add or as one Gemm
     "add_rank0_only": (lambda n: [_rank(r, n, r == 0, False) for r in range(n)], True),
     "gemm_rank0_only": (lambda n: [_rank(r, n, r == 0, True) for r in range(n)], True),
+    "gemmT_rank0_only": (lambda n: [_rank(r, n, r == 0, "transB") for r in range(n)], True),
     "add_every_rank": (lambda n: [_rank(r, n, True, False) for r in range(n)], False),
+    "gemmT_every_rank": (lambda n: [_rank(r, n, True, "transB") for r in range(n)], False),
     "gemm_every_rank": (lambda n: [_rank(r, n, True, True) for r in range(n)], False),
 }
 
@@ -108,7 +122,8 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bias_on_rank_zero_alone_verifies_and_on_every_rank_is_flagged(write_models, case, world):
     make, correct = CASES[case]
-    result = check_text_graphs(write_models, _seq(case.startswith("gemm")), make(world), infer_shapes=True)[0]
+    seq = _seq("transB" if case.startswith("gemmT") else case.startswith("gemm"))
+    result = check_text_graphs(write_models, seq, make(world), infer_shapes=True)[0]
     if correct:
         assert result.verdict == "verified", result.verdict
         assert result.verdict_.outputs[0].relation == "Replicate"

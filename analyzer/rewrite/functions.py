@@ -13,7 +13,8 @@ formula only (``Gemm``) takes its body from the rule library instead, as data:
 whose attributes (a missing one taking the schema's default) equal the defaults the function
 declares and whose input count is the function's, in models whose opset is at least the
 function's (its ops mean the same from there on; the body is called at the model's opset):
-``Gemm`` with a bias C and default attributes is ``Add(MatMul(A, B), C)``. :func:`bundled_bodies`
+``Gemm`` with a bias C and default attributes is ``Add(MatMul(A, B), C)``, with ``transB=1``
+``Add(MatMul(A, Transpose(B)), C)``. :func:`bundled_bodies`
 reads them.
 
 Which op types are expanded is decided by the driver (:func:`analyzer.solve.derive.derive`):
@@ -61,29 +62,40 @@ def _opset(model: onnx.ModelProto, domain: str) -> int | None:
 
 
 @functools.cache
-def bundled_bodies() -> dict[OpKey, onnx.FunctionProto]:
+def bundled_bodies() -> dict[OpKey, tuple[onnx.FunctionProto, ...]]:
     """The bodies of standard ops given as data (``rules/functions/*.onnxtxt``, one ONNX function
-    per file, named and in the domain of the op it defines), by op key.
+    per file, named and in the domain of the op it defines), by op key: several per op, each for
+    the attribute values it declares (files in name order).
 
     Raises:
         onnx.parser.ParseError: a file is not an ONNX function in text form (a broken rule library).
     """
     from analyzer.solve.rulebook import rules_dir
 
-    out: dict[OpKey, onnx.FunctionProto] = {}
+    out: dict[OpKey, tuple[onnx.FunctionProto, ...]] = {}
     for path in sorted((rules_dir() / "functions").glob("*.onnxtxt")):
         fn = onnx.parser.parse_function(path.read_text(encoding="utf-8"))
-        out[("" if fn.domain in _STANDARD else fn.domain, fn.name)] = fn
+        key = ("" if fn.domain in _STANDARD else fn.domain, fn.name)
+        out[key] = (*out.get(key, ()), fn)
     return out
 
 
 def _bundled_fits(node: onnx.NodeProto, model: onnx.ModelProto) -> onnx.FunctionProto | None:
-    """The bundled body of ``node``'s op when the call fits it: as many inputs (none empty) as the
-    function declares, and every attribute the function declares equal to its default there (an
-    attribute the call does not set takes the op schema's default at the model's opset); the
+    """The first bundled body of ``node``'s op that the call fits (:func:`_fits`), at the model's
+    opset; None when none does."""
+    for fn in bundled_bodies().get(_key(node), ()):
+        fitted = _fits(node, model, fn)
+        if fitted is not None:
+            return fitted
+    return None
+
+
+def _fits(node: onnx.NodeProto, model: onnx.ModelProto, fn: onnx.FunctionProto) -> onnx.FunctionProto | None:
+    """``fn`` called at the model's opset when the call fits it: as many inputs (none empty) as
+    the function declares, and every attribute the function declares equal to its default there
+    (an attribute the call does not set takes the op schema's default at the model's opset); the
     call sets no other attribute. None otherwise."""
-    fn = bundled_bodies().get(_key(node))
-    if fn is None or len(node.input) != len(fn.input) or not all(node.input):
+    if len(node.input) != len(fn.input) or not all(node.input):
         return None
     wanted = {a.name: helper.get_attribute_value(a) for a in fn.attribute_proto}
     given = {a.name: helper.get_attribute_value(a) for a in node.attribute}
