@@ -211,7 +211,8 @@ def make_config(args):
         use_cache=False,
     )
     if args.model == "llama":
-        kw["mlp_bias"] = args.bug == "bias_every_rank"
+        # a row-parallel bias: the bug's DTensor form, or scripts/export_tp_idioms.py's vLLM form
+        kw["mlp_bias"] = args.bug == "bias_every_rank" or getattr(args, "mlp_bias", False)
     elif args.bug == "bias_every_rank":
         raise SystemExit("--bug bias_every_rank needs --model llama (mlp_bias)")
     if args.model == "gemma2":  # Gemma2's defaults are for head_dim 256 and 4096-token windows

@@ -64,6 +64,15 @@ rank's local tensors:
   the replicated residual is added to the partial sum on rank 0 only, then all-reduced (as
   vLLM's ``RowParallelLinear`` adds its bias: ``bias_ = None if self.tp_rank > 0 else
   self.bias``). Bug ``residual_every_rank``: the ``rank == 0`` guard dropped (one line).
+* ``rank0_bias`` (Llama with ``mlp_bias=True``): every layer's ``mlp.down_proj`` is vLLM's
+  ``RowParallelLinear`` with its bias (vllm/model_executor/layers/linear.py): the rank's chunk
+  of the weight along the input axis, ``F.linear(x, W_r, bias_)`` with ``bias_ = None if
+  tp_rank > 0 else bias``, then the all-reduce: the bias counted once in the sum. Rank 1's file
+  does not hold the bias at all (it never uses it; the checker relates it as ``Replicate`` on
+  rank 0 only, from its values) and computes a bias-free ``MatMul`` where rank 0 and the
+  sequential model compute ``Gemm(x, W^T, b)`` (``aten.addmm``; expanded to ``MatMul + Add``
+  through ``rules/functions/Gemm.onnxtxt``). Bug ``bias_every_rank``: the ``tp_rank > 0`` test
+  dropped (``bias_ = self.bias``, one line): the bias is summed N times.
 * ``scaled_residual`` (Llama): the same, with ``residual / N`` added on every rank before the
   all-reduce. Bug ``scale_dropped``: the division dropped (one line).
 * ``hand_reduce_scatter`` (Llama): the same MLP, its partial sum all-reduced and narrowed to the
@@ -122,6 +131,9 @@ BUGS = {
     "it by the world size first (all_reduce(variance / N) -> all_reduce(variance)): the variance is N times too large",
     "avg_as_sum": "the tensor-parallel q/k RMSNorm declares the local mean of squares Partial('sum') instead of "
     "Partial('avg') before redistributing it to Replicate: the all-reduce sums the N local means (N times the mean)",
+    "bias_every_rank": "vLLM's RowParallelLinear (mlp.down_proj, mlp_bias=True) adds its full bias on every rank "
+    "before the all-reduce (bias_ = None if tp_rank > 0 else bias -> bias_ = bias): the bias is summed "
+    "world_size times",
     "scatter_offset": "the hand-written reduce-scatter keeps the slice at offset `rank` instead of `rank * S/N` "
     "(x.narrow(1, rank, S/N) after the all-reduce): rank r > 0 keeps rows that overlap another rank's chunk",
 }
@@ -141,6 +153,9 @@ PRESETS = {
     "llama_tp2_rank0_residual": dict(_TAIL, idiom="rank0_residual"),
     "llama_tp2_rank0_residual_bug_residual_every_rank": dict(
         _TAIL, idiom="rank0_residual", bug="residual_every_rank", bug_module="model.layers.0"),
+    "llama_tp2_rank0_bias": dict(_TAIL, idiom="rank0_bias", mlp_bias=True),
+    "llama_tp2_rank0_bias_bug_bias_every_rank": dict(
+        _TAIL, idiom="rank0_bias", mlp_bias=True, bug="bias_every_rank", bug_module="model.layers.0.mlp.down_proj"),
     "llama_tp2_scaled_residual": dict(_TAIL, idiom="scaled_residual"),
     "llama_tp2_scaled_residual_bug_scale_dropped": dict(
         _TAIL, idiom="scaled_residual", bug="scale_dropped", bug_module="model.layers.0"),
@@ -179,6 +194,7 @@ OUTPUT = {
     "qknorm_prescaled": "logits",
     "qknorm_avg": "logits",
     "rank0_residual": "logits",
+    "rank0_bias": "logits",
     "scaled_residual": "logits",
     "hand_reduce_scatter": "logits",
 }
@@ -205,6 +221,7 @@ BUG_SOURCE = {
     "residual_every_rank": "transformers/models/llama/",
     "scale_dropped": "transformers/models/llama/",
     "scatter_offset": "transformers/models/llama/",
+    "bias_every_rank": "transformers/models/llama/",
 }
 
 
@@ -387,21 +404,30 @@ def tp_rms_norm(norm, rank: int, world: int, group, bug: str | None, form: str =
     return TPRMSNorm()
 
 
-def row_parallel_linear(linear, rank: int, world: int):
-    """vLLM's ``RowParallelLinear(reduce_results=False)`` without a bias: the rank's chunk of
-    ``linear``'s weight along the input axis, the local product (a partial sum; the caller
-    reduces it)."""
+def row_parallel_linear(linear, rank: int, world: int, group=None, bug: str | None = None):
+    """vLLM's ``RowParallelLinear`` (vllm/model_executor/layers/linear.py): the rank's chunk of
+    ``linear``'s weight along the input axis and the local product, a partial sum. Without
+    ``group`` (``reduce_results=False``) the caller reduces it (and ``linear`` has no bias);
+    with ``group`` the full bias is added on rank 0 only (``bias_ = None if self.tp_rank > 0
+    else self.bias``) and the sum all-reduced."""
     import torch
+    from torch.distributed._functional_collectives import all_reduce
 
     weight = linear.weight.detach().chunk(world, dim=1)[rank].clone()
+    bias = None if linear.bias is None else linear.bias.detach().clone()
 
     class RowParallelLinear(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.weight = torch.nn.Parameter(weight, requires_grad=False)
+            self.bias = None if bias is None else torch.nn.Parameter(bias, requires_grad=False)
 
         def forward(self, x):
-            return torch.nn.functional.linear(x, self.weight)
+            if group is None:
+                return torch.nn.functional.linear(x, self.weight)
+            # BUG bias_every_rank: the `tp_rank > 0` test dropped (bias_ = self.bias on every rank)
+            bias_ = None if rank > 0 and bug != "bias_every_rank" else self.bias
+            return all_reduce(torch.nn.functional.linear(x, self.weight, bias_), "sum", group)
 
     return RowParallelLinear()
 
@@ -457,6 +483,11 @@ def _plan(args, cfg):
         for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
             plan[f"model.layers.{i}.{name}"], desc[f"model.layers.{i}.{name}"] = ColwiseParallel(), "ColwiseParallel()"
         for name in ("self_attn.o_proj", "mlp.down_proj"):
+            if name == "mlp.down_proj" and args.idiom == "rank0_bias":
+                desc[f"model.layers.{i}.{name}"] = (
+                    "hand-written vLLM RowParallelLinear: weight chunk r, bias on rank 0 only, all_reduce"
+                    + ("  # BUG: bias on every rank" if args.bug and i == 0 else ""))
+                continue
             if name == "mlp.down_proj" and args.idiom in TAIL:
                 desc[f"model.layers.{i}.{name}"] = (
                     "hand-written RowParallelLinear(reduce_results=False): weight chunk r")
@@ -631,6 +662,10 @@ def produce(args, command: str) -> dict:
                     attn = layer.self_attn
                     attn.q_norm = tp_rms_norm(attn.q_norm, r, n, group, args.bug, QKNORM[args.idiom], mesh)
                     attn.k_norm = tp_rms_norm(attn.k_norm, r, n, group, None, QKNORM[args.idiom], mesh)
+            if args.idiom == "rank0_bias":
+                for i, layer in enumerate(model.model.layers):
+                    mlp = layer.mlp
+                    mlp.down_proj = row_parallel_linear(mlp.down_proj, r, n, group, args.bug if i == 0 else None)
             if args.idiom in TAIL:
                 for i, layer in enumerate(model.model.layers):
                     layer.mlp.down_proj = row_parallel_linear(layer.mlp.down_proj, r, n)

@@ -240,3 +240,47 @@ def test_a_per_axis_op_read_elsewhere_keeps_its_views():
     out = canonicalize(model)
     assert "Transpose" in [n.op_type for n in out.graph.node]
     _same_results(model, out, {"x": np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)})
+
+
+def _linear_with_bias(bias_shape=(16,), extra_reader=False):
+    """``F.linear(x, W, b)`` on a 3-D input as traced: view [6, 8], MatMul, Add b, view [2, 3, 16]."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["v"]),
+        helper.make_node("MatMul", ["v", "w"], ["p"]),
+        helper.make_node("Add", ["p", "b"], ["a"]),
+        helper.make_node("Reshape", ["a", "back"], ["y"]),
+    ]
+    outputs = [("y", [2, 3, 16])] + ([("a", [6, 16])] if extra_reader else [])
+    return _model(
+        nodes, [("x", [2, 3, 8]), ("w", [8, 16]), ("b", list(bias_shape))], outputs,
+        inits=[("flat", [6, 8]), ("back", [2, 3, 16])],
+        value_info=[("v", [6, 8]), ("p", [6, 16]), ("a", [6, 16])],
+    )
+
+
+def _linear_feeds(bias_shape=(16,)):
+    rng = np.random.default_rng(0)
+    return {
+        "x": rng.standard_normal((2, 3, 8)).astype(np.float32),
+        "w": rng.standard_normal((8, 16)).astype(np.float32),
+        "b": rng.standard_normal(bias_shape).astype(np.float32),
+    }
+
+
+def test_view_back_moves_before_a_bias_add_and_the_linear_unflattens():
+    model = _linear_with_bias()
+    out = canonicalize(model)
+    ops = [(n.op_type, list(n.input), list(n.output)) for n in out.graph.node]
+    # the product is taken on the 3-D input (flattened linear), the bias added to it
+    assert [op for op, _, _ in ops] == ["MatMul", "Add"], ops
+    assert ops[0][1] == ["x", "w"] and ops[1][1][1] == "b" and ops[1][2] == ["y"]
+    _same_results(model, out, _linear_feeds())
+
+
+@pytest.mark.parametrize("bias_shape, extra_reader", [((6, 16), False), ((16,), True)])
+def test_view_back_stays_after_an_add_that_is_no_row_bias_or_is_read_flat(bias_shape, extra_reader):
+    model = _linear_with_bias(bias_shape, extra_reader)
+    out = canonicalize(model)
+    adds = [n for n in out.graph.node if n.op_type == "Add"]
+    assert [list(n.input) for n in adds] == [["p", "b"]]
+    _same_results(model, out, _linear_feeds(bias_shape))

@@ -110,3 +110,48 @@ Twice (v) => (out) {{
     assert local_only_on_some_side([calls, spelled], key)
     assert not local_only_on_some_side([calls, calls], key)  # a kernel both call: a rule is written for it
     assert local_only_on_some_side([calls, calls], ("", "Softmax"))  # standard ops are not restricted
+
+
+def _gemm_model(inputs=("a", "b", "c"), **attrs) -> onnx.ModelProto:
+    from onnx import TensorProto, helper
+
+    shapes = {"a": [4, 8], "b": [16, 8] if attrs.get("transB") else [8, 16], "c": [16]}
+    node = helper.make_node("Gemm", list(inputs), ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(v, TensorProto.FLOAT, shapes[v]) for v in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_gemm_with_a_bias_and_default_attributes_has_a_body_from_the_rule_library():
+    from analyzer.rewrite.functions import bundled_bodies, has_body
+
+    assert len(bundled_bodies()[("", "Gemm")]) == 2  # rules/functions/Gemm.onnxtxt, Gemm_transB.onnxtxt
+    cases = [({}, ["MatMul", "Add"]), ({"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}, ["MatMul", "Add"]),
+             ({"transB": 1}, ["Transpose", "MatMul", "Add"])]
+    for attrs, ops in cases:
+        model = _gemm_model(**attrs)
+        assert has_body(model, ("", "Gemm")) and fuses_several_ops(model, ("", "Gemm"))
+        out = canonicalize(model, frozenset({("", "Gemm")}))
+        assert [n.op_type for n in out.graph.node] == ops
+        rng = np.random.default_rng(0)
+        feeds = {"a": rng.standard_normal((4, 8)).astype(np.float32),
+                 "b": rng.standard_normal((16, 8) if attrs.get("transB") else (8, 16)).astype(np.float32),
+                 "c": rng.standard_normal(16).astype(np.float32)}
+        want = ReferenceEvaluator(model).run(None, feeds)[0]
+        np.testing.assert_allclose(ReferenceEvaluator(out).run(None, feeds)[0], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "inputs, attrs",
+    [(("a", "b", "c"), {"transA": 1}), (("a", "b", "c"), {"alpha": 0.5}), (("a", "b", "c"), {"beta": 2.0}),
+     (("a", "b", "c"), {"transB": 1, "alpha": 0.5}), (("a", "b"), {})],
+)
+def test_gemm_calls_the_body_does_not_fit_stay_fused(inputs, attrs):
+    from analyzer.rewrite.functions import has_body
+
+    model = _gemm_model(inputs, **attrs)
+    assert not has_body(model, ("", "Gemm"))
+    out = canonicalize(model, frozenset({("", "Gemm")}))
+    assert [n.op_type for n in out.graph.node] == ["Gemm"]

@@ -89,7 +89,10 @@ class InputRelation:
     Attributes:
         seq_value: name of the value in the sequential graph.
         layout: the relation form.
-        rank_values: the value's name on rank 0, 1, ... (length = world size).
+        rank_values: the value's name on rank 0, 1, ... (length = world size); ``""`` for a
+            rank that does not hold the value (a weight stored on rank 0 alone,
+            :mod:`analyzer.inputs.values`: no piece there, so the relation never holds on
+            every rank).
         source: ``"inferred"`` or ``"spec"``.
         evidence: what the stored values showed (:mod:`analyzer.inputs.values`), e.g.
             ``"values match chunk r of each of 3 blocks on axis 0"``; ``""`` when the relation

@@ -20,6 +20,13 @@ taken:
   sequential array (a digest per row, :func:`_row_ids`);
 - ``Shard(a, replicas=k, inner=b)``: two axes cut (a ``(N/k, k)`` mesh).
 
+A weight that rank 0 alone stores, with the sequential values, and that no other rank has as an
+input or initializer, is ``Replicate`` on rank 0 only (rank values ``(name, "", ...)``): vLLM's
+``RowParallelLinear`` adds its bias on tensor-parallel rank 0 alone, so the other ranks'
+exports never hold it (``rules/parallel/one_rank_term.dl`` reads that piece). Held by another
+subset of ranks, missing on rank 0, or with other values there, it stays without a relation
+(the note of :func:`~analyzer.inputs.infer.infer_input_relations` says which rank lacks it).
+
 Values that prove no relation are reported, not guessed: a rank's array that is the layout's
 piece of another rank (a permuted rank order), the transpose of a layout's piece (weights stored
 transposed, as GPT-2's ``Conv1D`` against ``nn.Linear``: no layout relates them), the piece of
@@ -32,8 +39,9 @@ become facts (``MisplacedChunk``, ``WeightValueMismatch``, ``WeightValueMatch`` 
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -467,6 +475,23 @@ def _refuted(
     return misplaced, mismatches, note
 
 
+def _boundary_names(model: onnx.ModelProto) -> set[str]:
+    """Names of the graph inputs and initializers of ``model``."""
+    return {v.name for v in model.graph.input} | {i.name for i in model.graph.initializer}
+
+
+def _on_rank_zero_only(name: str, full: np.ndarray, arrays: Sequence[np.ndarray | None], held: Callable) -> bool:
+    """Weight ``name`` is stored on rank 0 alone, with the sequential values (same shape, dtype
+    and elements), and no other rank has an input or initializer of that name: vLLM's
+    ``RowParallelLinear`` adds its bias on tensor-parallel rank 0 only, so the other ranks'
+    exports never see it. A weight that some rank r > 0 holds, that rank 0 lacks, or whose copy
+    on rank 0 differs, is not such a weight. ``held()`` gives each rank's input and initializer
+    names (read once, when first needed)."""
+    if arrays[0] is None or not _same(arrays[0], full):
+        return False
+    return all(name not in names for names in held()[1:])
+
+
 def decide_by_values(
     seq: onnx.ModelProto,
     ranks: Sequence[onnx.ModelProto],
@@ -486,7 +511,9 @@ def decide_by_values(
         The relations with each stored weight's relation confirmed (``evidence`` says what the
         values showed), replaced by the layout the values prove (an inferred relation), or
         dropped (refuted: its facts and a note); also a relation for a stored weight whose
-        shapes fit none but whose values prove one. A spec relation is checked, never
+        shapes fit none but whose values prove one, and ``Replicate`` on rank 0 alone (rank
+        values ``(name, "", ..., "")``) for a weight that rank 0 alone stores, with the
+        sequential values (:func:`_on_rank_zero_only`). A spec relation is checked, never
         replaced. A weight whose dtype differs between the sides is not compared.
     """
     n = len(ranks)
@@ -504,6 +531,7 @@ def decide_by_values(
     weights = _Weights(seq_arrays)
     out = ValueFindings([])
     decided: dict[str, list[InputRelation]] = {}
+    held = functools.cache(lambda: _per_model(_boundary_names, ranks, same))
     for name, full in seq_arrays.items():
         rels = by_name.get(name, [])
         if len(rels) > 1 or any(r.layout.kind == "Partial" or r.layout.micro is not None for r in rels):
@@ -511,6 +539,17 @@ def decide_by_values(
         rel = rels[0] if rels else None
         names = rel.rank_values if rel is not None else (name,) * n
         arrays = [rank_arrays[r].get(d) for r, d in enumerate(names)]
+        if rel is None and n > 1 and _on_rank_zero_only(name, full, arrays, held):
+            decided[name] = [
+                InputRelation(
+                    name, REPLICATE, (name,) + ("",) * (n - 1), "inferred",
+                    "rank 0 stores it with the sequential values; "
+                    + (f"ranks 1..{n - 1} do not hold it" if n > 2 else "rank 1 does not hold it"),
+                    established="values",
+                )
+            ]
+            out.decided.add(name)
+            continue
         if any(a is None or a.dtype != full.dtype for a in arrays):
             continue
         if rel is not None and _holds(rel.layout, full, arrays):

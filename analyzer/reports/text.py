@@ -292,7 +292,10 @@ def _print_input_relations(result: CheckResult, console: Console, n: int) -> Non
     on = _ranks_text(n, result.inputs.pipeline is not None)
     for r in rels:
         how = EVIDENCE.get(r.established, r.established) + (f": {r.evidence}" if r.evidence else "")
-        console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {on}  [dim]({r.source}; {escape(how)})[/]")
+        held = [k for k, d in enumerate(r.rank_values) if d]
+        where = on if len(held) == len(r.rank_values) else "rank" + ("s " if len(held) > 1 else " ") + ", ".join(
+            map(str, held)) + " only"
+        console.print(f"  {escape(r.seq_value)} = {escape(r.layout)} on {where}  [dim]({r.source}; {escape(how)})[/]")
     for note in result.inputs.notes:
         console.print(f"  [yellow]no relation:[/] {escape(note)}")
 

@@ -31,6 +31,12 @@ Rewrites:
   on a 3-D input into ``view -> mm -> view`` on one side and into one ``matmul`` on the other
   (e.g. a DTensor row-parallel linear), and the exporter's optimizer may fold the first view
   into a preceding reshape.
+- *bias added before the view back*: ``Reshape(Add(MatMul(a, W), c), Y)`` with a 2-D product
+  ``[P, N]``, ``c`` of shape ``[N]`` (or ``[1, N]``) and ``Y[-1] == N`` becomes
+  ``Add(Reshape(MatMul(a, W), Y), c)`` (a reshape that keeps the last axis commutes with adding
+  a row vector), so that the product is a flattened linear (next). ``F.linear(x, W, b)`` on a
+  3-D input is ``view -> addmm -> view`` once traced, ``Gemm`` expanded to ``MatMul + Add``
+  (:mod:`analyzer.rewrite.functions`); a rank that adds no bias writes ``matmul``.
 - *split through views*: ``Reshape(Split(Reshape(x, V), axis=k)[j], Y_j)`` where axis ``k`` of
   ``V`` is an axis ``k'`` of ``x`` left intact by the view (the axes before it only split or
   merged) and each ``Y_j`` is ``x``'s shape with axis ``k'`` cut to the piece, becomes
@@ -239,6 +245,54 @@ def _drop_noops(model: onnx.ModelProto, types: _Types) -> int:
     del g.node[:]
     g.node.extend(kept)
     return len(alias)
+
+
+def _views_before_bias(model: onnx.ModelProto, types: _Types) -> int:
+    """Move the view back of ``Add(MatMul(a, W), c)`` before the Add (module docstring) in place;
+    returns how many. The Add's output must be read by that Reshape alone."""
+    g = model.graph
+    shapes = types.shapes
+    nodes = list(g.node)
+    uses = Counter(v for n in nodes for v in n.input)
+    uses.update(o.name for o in g.output)
+    producer = {o: n for n in nodes for o in n.output}
+    moved: dict[int, tuple[onnx.NodeProto, onnx.NodeProto]] = {}
+    for i, view in enumerate(nodes):
+        if not _is_op(view, "Reshape") or len(view.input) != 2 or len(view.output) != 1:
+            continue
+        add = producer.get(view.input[0])
+        if add is None or not _is_op(add, "Add") or len(add.input) != 2 or uses[add.output[0]] != 1:
+            continue
+        p, c = add.input
+        mm = producer.get(p)
+        if mm is None or not _is_op(mm, "MatMul"):
+            continue
+        sp, sc, sy = shapes.get(p), shapes.get(c), shapes.get(view.output[0])
+        if None in (sp, sc, sy) or len(sp) != 2 or len(sy) < 2 or sy[-1] != sp[1]:
+            continue
+        if not sc or sc[-1] != sp[1] or any(d != 1 for d in sc[:-1]) or len(sc) > 2:
+            continue
+        y = view.output[0]
+        mid = f"{y}::canonical_before_bias"
+        types.add_value(mid, types.dtypes.get(p) or onnx.TensorProto.FLOAT, list(sy))
+        new_view = helper.make_node("Reshape", [p, view.input[1]], [mid], name=view.name)
+        new_view.attribute.extend(view.attribute)
+        new_view.metadata_props.extend(view.metadata_props)
+        new_add = helper.make_node("Add", [mid, c], [y], name=add.name)
+        new_add.metadata_props.extend(add.metadata_props)
+        moved[i] = (new_view, new_add)
+    if not moved:
+        return 0
+    dropped = {producer[nodes[i].input[0]].output[0] for i in moved}
+    out = []
+    for i, n in enumerate(nodes):
+        if i in moved:
+            out.extend(moved[i])
+        elif not (_is_op(n, "Add") and n.output and n.output[0] in dropped):
+            out.append(n)
+    del g.node[:]
+    g.node.extend(out)
+    return len(moved)
 
 
 def _flattened_linears(model: onnx.ModelProto, types: _Types) -> int:
@@ -522,6 +576,7 @@ def canonicalize(model: onnx.ModelProto, expand: frozenset[tuple[str, str]] = fr
     _fold_transpose_chains(out, types)
     _per_axis_ops_through_views(out, types)
     _splits_through_views(out, types)  # first: the views it removes would otherwise look like a flattened linear's
+    _views_before_bias(out, types)  # before: it makes the product a flattened linear
     # again while something was rewritten: a product read flat by the next linear becomes a view
     # of the 3-D result, which makes that linear a flattened one too (a chain of linears whose
     # views were folded on one side and not on the other must end in the same form on both)

@@ -7,13 +7,22 @@ call's attributes and input types). When one side calls the fused op and the oth
 out (a vocab-parallel softmax written by hand as exp, all-reduce of row sums, divide), the
 lift rule, which pairs nodes of the same op, cannot meet them; expanding the fused op into its
 body on every side can. The bodies come from the ``onnx`` package (``onnx.inliner`` with
-``inline_schema_functions=True``), never retyped here.
+``inline_schema_functions=True``), never retyped here. A standard op whose schema defines it by
+formula only (``Gemm``) takes its body from the rule library instead, as data:
+``rules/functions/*.onnxtxt`` hold ONNX functions in the ONNX text format, each for the calls
+whose attributes (a missing one taking the schema's default) equal the defaults the function
+declares and whose input count is the function's, in models whose opset is at least the
+function's (its ops mean the same from there on; the body is called at the model's opset):
+``Gemm`` with a bias C and default attributes is ``Add(MatMul(A, B), C)``, with ``transB=1``
+``Add(MatMul(A, Transpose(B)), C)``. :func:`bundled_bodies`
+reads them.
 
 Which op types are expanded is decided by the driver (:func:`analyzer.solve.derive.derive`):
-those on the frontier of a check that is not verified (a seq frontier node, or a rank node that
-reads a piece and makes none), and kept only when the expansion proves more outputs. A model-
-local function (a user's kernel, ``docs/rules.md``) is expanded only when some graph does not
-call it at all (one side spells it out), so that a rule can be written for the kernel itself.
+those on the frontier of a check that is not verified (a seq frontier node or a seq node reading
+its output, or a rank node that reads a piece and makes none), and kept only when the expansion
+proves more outputs. A model-local function (a user's kernel, ``docs/rules.md``) is expanded
+only when some graph does not call it at all (one side spells it out), so that a rule can be
+written for the kernel itself.
 
 Each call is replaced, at its place, by the body's nodes with the call's module scope and
 source line (``metadata_props``); the body's own values are named ``<first output>::<name>`` and
@@ -23,14 +32,23 @@ graph's semantics exactly.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import onnx
 import onnx.inliner
+import onnx.parser
 from onnx import helper
 
-__all__ = ["callable_ops", "expand_calls", "fuses_several_ops", "has_body", "local_only_on_some_side"]
+__all__ = [
+    "bundled_bodies",
+    "callable_ops",
+    "expand_calls",
+    "fuses_several_ops",
+    "has_body",
+    "local_only_on_some_side",
+]
 
 OpKey = tuple[str, str]  # (domain, op type); "" for the default domain
 _STANDARD = ("", "ai.onnx")
@@ -43,14 +61,84 @@ def _opset(model: onnx.ModelProto, domain: str) -> int | None:
     return None
 
 
+@functools.cache
+def bundled_bodies() -> dict[OpKey, tuple[onnx.FunctionProto, ...]]:
+    """The bodies of standard ops given as data (``rules/functions/*.onnxtxt``, one ONNX function
+    per file, named and in the domain of the op it defines), by op key: several per op, each for
+    the attribute values it declares (files in name order).
+
+    Raises:
+        onnx.parser.ParseError: a file is not an ONNX function in text form (a broken rule library).
+    """
+    from analyzer.solve.rulebook import rules_dir
+
+    out: dict[OpKey, tuple[onnx.FunctionProto, ...]] = {}
+    for path in sorted((rules_dir() / "functions").glob("*.onnxtxt")):
+        fn = onnx.parser.parse_function(path.read_text(encoding="utf-8"))
+        key = ("" if fn.domain in _STANDARD else fn.domain, fn.name)
+        out[key] = (*out.get(key, ()), fn)
+    return out
+
+
+def _bundled_fits(node: onnx.NodeProto, model: onnx.ModelProto) -> onnx.FunctionProto | None:
+    """The first bundled body of ``node``'s op that the call fits (:func:`_fits`), at the model's
+    opset; None when none does."""
+    for fn in bundled_bodies().get(_key(node), ()):
+        fitted = _fits(node, model, fn)
+        if fitted is not None:
+            return fitted
+    return None
+
+
+def _fits(node: onnx.NodeProto, model: onnx.ModelProto, fn: onnx.FunctionProto) -> onnx.FunctionProto | None:
+    """``fn`` called at the model's opset when the call fits it: as many inputs (none empty) as
+    the function declares, and every attribute the function declares equal to its default there
+    (an attribute the call does not set takes the op schema's default at the model's opset); the
+    call sets no other attribute. None otherwise."""
+    if len(node.input) != len(fn.input) or not all(node.input):
+        return None
+    wanted = {a.name: helper.get_attribute_value(a) for a in fn.attribute_proto}
+    given = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if set(given) - set(wanted):
+        return None
+    version = _opset(model, "")
+    since = next((o.version for o in fn.opset_import if o.domain in _STANDARD), None)
+    if version is None or since is None or version < since:
+        return None
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version, "")
+    except (onnx.defs.SchemaError, TypeError, ValueError, OverflowError):
+        return None
+    for name, value in wanted.items():
+        if name in given:
+            got = given[name]
+        elif name in schema.attributes and schema.attributes[name].default_value.name:
+            got = helper.get_attribute_value(schema.attributes[name].default_value)
+        else:
+            return None
+        if got != value:
+            return None
+    # the body's ops mean the same from its opset on (the file says so): it is called at the model's opset
+    at = onnx.FunctionProto()
+    at.CopyFrom(fn)
+    for o in at.opset_import:
+        if o.domain in _STANDARD:
+            o.version = version
+    return at
+
+
 def has_body(model: onnx.ModelProto, key: OpKey) -> bool:
-    """``key`` is an op of ``model`` with a function body: a model-local function, or a standard
-    op whose schema at the model's opset has a (context-dependent) function."""
+    """``key`` is an op of ``model`` with a function body: a model-local function, a standard
+    op whose schema at the model's opset has a (context-dependent) function, or a standard op
+    with a bundled body (:func:`bundled_bodies`) that every call of it in ``model`` fits."""
     domain, op = key
     if any(f.domain == domain and f.name == op for f in model.functions):
         return True
     if domain not in _STANDARD:
         return False
+    if key in bundled_bodies():
+        calls = [n for n in model.graph.node if _key(n) == key]
+        return bool(calls) and all(_bundled_fits(n, model) is not None for n in calls)
     version = _opset(model, "")
     if version is None:
         return False
@@ -207,11 +295,15 @@ def _body(node: onnx.NodeProto, model: onnx.ModelProto, types, cache: dict):
     call.doc_string = ""
     call.input[:] = [f"in{i}" if v else "" for i, v in enumerate(node.input)]
     call.output[:] = [f"out{j}" if v else "" for j, v in enumerate(node.output)]
+    local = [f for f in model.functions if (f.domain, f.name) == (node.domain, node.op_type)]
+    bundled = _bundled_fits(node, model) if not local and _key(node)[0] == "" else None
+    if bundled is not None:  # the attributes are the body's: the call keeps none
+        del call.attribute[:]
     tiny = helper.make_model(
         helper.make_graph([call], "body", inputs, outputs),
         opset_imports=list(model.opset_import),
         ir_version=model.ir_version,
-        functions=[f for f in model.functions if (f.domain, f.name) == (node.domain, node.op_type)],
+        functions=local or ([bundled] if bundled is not None else []),
     )
     key = tiny.SerializeToString(deterministic=True)
     if key in cache:
@@ -219,7 +311,7 @@ def _body(node: onnx.NodeProto, model: onnx.ModelProto, types, cache: dict):
     cache[key] = None
     try:
         inlined = onnx.inliner.inline_selected_functions(
-            tiny, [(node.domain, node.op_type)], inline_schema_functions=True
+            tiny, [(node.domain, node.op_type)], inline_schema_functions=bundled is None
         )
         del inlined.functions[:]
         inferred = onnx.shape_inference.infer_shapes(inlined)

@@ -40,6 +40,8 @@ def input_facts(inp: CheckInput, seq_values: set[str] | None = None) -> FactTabl
         axis = lay.axis if lay.axis is not None else -1
         param = lay.param
         for r, d in enumerate(rel.rank_values):
+            if not d:  # a rank that does not hold the value (a weight stored on rank 0 alone)
+                continue
             facts.add("InputPiece", s=rel.seq_value, r=r, d=d, kind=lay.kind, axis=axis, param=param)
         if param not in params:
             params.add(param)

@@ -3,7 +3,8 @@
 A check that is not verified may stop at a fused op (``Softmax`` over a vocab the ranks shard
 and normalize by hand) or at a rank node that calls one where the sequential graph spells it
 out. The op types with a function body of two or more ops (:mod:`analyzer.rewrite.functions`;
-not a one-op rename such as ``Relu`` = ``Max(x, 0)``) among the frontier's seq nodes and the
+not a one-op rename such as ``Relu`` = ``Max(x, 0)``) among the frontier's seq nodes, the seq
+nodes that read a frontier node's output, and the
 rank nodes that read a piece but make none are expanded on every graph, and the rules solve
 again. The expansion is kept when it proves more: more seq outputs rebuilt, or
 as many and a larger share of the expanded calls' outputs related; when the op types of a round
@@ -90,7 +91,14 @@ def _verified(deriv: Derivation) -> bool:
 def _frontier_ops(deriv: Derivation) -> set[tuple[str, str]]:
     nodes = _rows(deriv, "Node", "g", "node", "op", "domain")
     op_of = {(g, n): ("" if d in _STANDARD else d, op) for g, n, op, d in nodes}
-    out = {op_of[("seq", n)] for (n,) in _rows(deriv, "Frontier", "n") if ("seq", n) in op_of}
+    frontier = {n for (n,) in _rows(deriv, "Frontier", "n")}
+    out = {op_of[("seq", n)] for n in frontier if ("seq", n) in op_of}
+    # the seq ops reading a frontier node's output: a view that pairs with nothing is often the
+    # flattened input of a fused op one side calls (Gemm's x in view -> addmm -> view) and a
+    # rank spells out another way (a 3-D MatMul with no bias)
+    made = {v for g, n, v in _rows(deriv, "Node_Output", "g", "node", "value") if g == "seq" and n in frontier}
+    readers = {n for g, n, _, v in _rows(deriv, "Node_Input", "g", "node", "pos", "value") if g == "seq" and v in made}
+    out |= {op_of[("seq", n)] for n in readers if ("seq", n) in op_of}
     out |= {op_of[(g, m)] for g, m in _rows(deriv, "RankFrontier", "g", "m") if (g, m) in op_of}
     return out
 
