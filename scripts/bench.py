@@ -703,6 +703,8 @@ def _corpus(out_path: Path) -> None:
             spec = cfg["files"].get("spec", cfg.get("spec"))
             if spec:
                 kwargs["relations"] = folder / spec
+            if "world_size" in cfg["files"]:  # one XLA HLO program serves every rank
+                kwargs["world_size"] = cfg["files"]["world_size"]
         t0 = time.perf_counter()
         verdict = check(seq, ranks, **kwargs).verdict
         took = time.perf_counter() - t0
