@@ -134,6 +134,9 @@ BUGS = {
     "bias_every_rank": "vLLM's RowParallelLinear (mlp.down_proj, mlp_bias=True) adds its full bias on every rank "
     "before the all-reduce (bias_ = None if tp_rank > 0 else bias -> bias_ = bias): the bias is summed "
     "world_size times",
+    "transpose_dropped": "the checkpoint converter copies GPT-2's Conv1D weight [in, out] into the nn.Linear of "
+    "layer 0's attn.c_proj without transposing it (linear.weight = conv.weight instead of conv.weight.T; the "
+    "projection is square, so the shapes fit): the Linear computes x @ W.T where GPT-2 computes x @ W",
     "scatter_offset": "the hand-written reduce-scatter keeps the slice at offset `rank` instead of `rank * S/N` "
     "(x.narrow(1, rank, S/N) after the all-reduce): rank r > 0 keeps rows that overlap another rank's chunk",
 }
@@ -149,7 +152,12 @@ _CE = dict(model="qwen3", idiom="vocab_ce", init_range=0.2, **_SMALL)
 _TAIL = dict(model="llama", **_SMALL)
 _QK = dict(model="olmo2", **{**_SMALL, "kv_heads": 4})
 _QK_BUG = "model.layers.0.self_attn.q_norm"
+# GPT-2 (Conv1D weights [in, out]) converted to nn.Linear ([out, in]) on the ranks; MLP 2x wide
+_GPT2 = dict(model="gpt2", idiom="linear_from_conv1d", hidden=32, intermediate=64, vocab=64, heads=4, layers=2)
 PRESETS = {
+    "gpt2_tp2_linear_from_conv1d": dict(_GPT2),
+    "gpt2_tp2_linear_from_conv1d_bug_transpose_dropped": dict(
+        _GPT2, bug="transpose_dropped", bug_module="transformer.h.0.attn.c_proj"),
     "llama_tp2_rank0_residual": dict(_TAIL, idiom="rank0_residual"),
     "llama_tp2_rank0_residual_bug_residual_every_rank": dict(
         _TAIL, idiom="rank0_residual", bug="residual_every_rank", bug_module="model.layers.0"),
@@ -197,6 +205,7 @@ OUTPUT = {
     "rank0_bias": "logits",
     "scaled_residual": "logits",
     "hand_reduce_scatter": "logits",
+    "linear_from_conv1d": "logits",
 }
 #: the idioms that replace OLMo2's q/k norms by a tensor-parallel RMSNorm (tp_rms_norm's form)
 QKNORM = {"qknorm_allreduce": "after", "qknorm_prescaled": "before", "qknorm_avg": "avg"}
@@ -222,7 +231,11 @@ BUG_SOURCE = {
     "scale_dropped": "transformers/models/llama/",
     "scatter_offset": "transformers/models/llama/",
     "bias_every_rank": "transformers/models/llama/",
+    # GPT-2's Conv1D.forward (addmm of x and its [in, out] weight), which the converted Linear replaces
+    "transpose_dropped": "transformers/pytorch_utils.py",
 }
+#: GPT-2's Conv1D modules in every block, which the checkpoint converter turns into nn.Linear
+CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 
 
 def vocab_softmax(logits, group, bug: str | None):
@@ -471,6 +484,56 @@ def mlp_tail(layer, form: str, rank: int, world: int, group, bug: str | None):
     return forward
 
 
+def linear_from_conv1d(conv, bug: str | None = None):
+    """The ``nn.Linear`` a checkpoint converter makes of GPT-2's ``Conv1D`` ``conv``
+    (transformers/pytorch_utils.py: ``addmm(bias, x, weight)`` with ``weight`` [in, out]), as
+    Megatron-LM's and vLLM's GPT-2 loaders do: ``weight.T`` [out, in] and the same bias, so that
+    ``F.linear(x, W.T, b) = x @ W + b``. Bug ``transpose_dropped``: the weight copied as it is
+    (only a square ``conv`` fits)."""
+    import torch
+
+    n_in, n_out = conv.weight.shape
+    linear = torch.nn.Linear(n_in, n_out, bias=conv.bias is not None)
+    weight = conv.weight.detach()
+    if bug != "transpose_dropped":
+        weight = weight.T  # BUG transpose_dropped (one line): this transpose dropped
+    with torch.no_grad():
+        linear.weight.copy_(weight)
+        if conv.bias is not None:
+            linear.bias.copy_(conv.bias.detach())
+    linear.requires_grad_(False)
+    return linear
+
+
+def convert_conv1d(model, bug: str | None = None) -> None:
+    """Replace every ``Conv1D`` of GPT-2's blocks by :func:`linear_from_conv1d` (the bug, if any,
+    in layer 0's ``attn.c_proj``)."""
+    for i, block in enumerate(model.transformer.h):
+        for name in CONV1D:
+            parent, attr = name.split(".")
+            owner = getattr(block, parent)
+            wrong = bug if (i == 0 and name == "attn.c_proj") else None
+            setattr(owner, attr, linear_from_conv1d(getattr(owner, attr), wrong))
+
+
+def _gpt2_plan(args, cfg):
+    """GPT-2 after :func:`convert_conv1d`: the MLP tensor-parallel (``c_fc`` colwise, ``c_proj``
+    rowwise); attention (its fused ``c_attn`` split by ``split_size``), embeddings and
+    ``lm_head`` replicated."""
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    plan, desc = {}, {}
+    for i in range(cfg.num_hidden_layers):
+        pre = f"transformer.h.{i}"
+        plan[f"{pre}.mlp.c_fc"], desc[f"{pre}.mlp.c_fc"] = ColwiseParallel(), "nn.Linear(Conv1D.weight.T), ColwiseParallel()"
+        plan[f"{pre}.mlp.c_proj"], desc[f"{pre}.mlp.c_proj"] = (
+            RowwiseParallel(), "nn.Linear(Conv1D.weight.T), RowwiseParallel()")
+        for name in ("attn.c_attn", "attn.c_proj"):
+            desc[f"{pre}.{name}"] = "nn.Linear(Conv1D.weight.T), replicated" + (
+                "  # BUG: Conv1D.weight not transposed" if args.bug and i == 0 and name == "attn.c_proj" else "")
+    return plan, desc
+
+
 def _plan(args, cfg):
     """The rank's plan: the model's column/row-parallel projections (OLMo2's attention without
     HF's gather: plain colwise q/k/v, rowwise o_proj), embeddings gathered, lm_head gathered or
@@ -644,7 +707,11 @@ def produce(args, command: str) -> dict:
             hf.reset_dtensor_caches()
             mesh = DeviceMesh("cpu", list(range(n)))
             model = hf.fresh_model(args, cfg, sd)
-            plan, desc = _plan(args, cfg)
+            if args.idiom == "linear_from_conv1d":
+                convert_conv1d(model, args.bug)
+                plan, desc = _gpt2_plan(args, cfg)
+            else:
+                plan, desc = _plan(args, cfg)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 parallelize_module(model, mesh, plan, src_data_rank=None)
@@ -746,6 +813,16 @@ def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     export_hf_families.install()
     hf.FAMILIES["olmo2"] = ("Olmo2Config", "Olmo2ForCausalLM")
+    hf.FAMILIES["gpt2"] = ("GPT2Config", "GPT2LMHeadModel")
+    base_config = hf.make_config
+
+    def make_config(a):
+        cfg = base_config(a)
+        if a.model == "gpt2":  # GPT2Config names the MLP width n_inner; ids 0 in a tiny vocab
+            cfg.n_inner, cfg.bos_token_id, cfg.eos_token_id = a.intermediate, 0, 0
+        return cfg
+
+    hf.make_config = make_config
     hf._OPTS["stack_frames"] = args.stack_frames
     args.verify = True
     for name in list(PRESETS) if args.all else [args.case]:

@@ -85,6 +85,7 @@ FIX_HINT = {
     "divided_twice": "extra-scaling",
     "avg_as_sum": "scaled-not-divided",
     "scatter_offset": "scatter-chunk",
+    "transpose_dropped": "weight-not-transposed",
     # training steps (run by tests/test_train_steps.py)
     "missing_inv_world": "missing-average",
     "missing_loss_scale": "missing-loss-scale",

@@ -250,6 +250,23 @@ def test_weight_stored_transposed_and_read_by_gemm_gets_its_hint(write_models):
     assert "w on rank 1 is the transpose of its piece" in first.hints[0]
 
 
+def test_weight_converted_without_its_transpose_gets_its_hint(write_models):
+    # a Conv1D -> nn.Linear conversion that dropped the .T: the ranks hold the square weight as the
+    # sequential model stores it (Replicate by value) and read it through a Transpose: x @ W.T
+    w = np.random.default_rng(2).standard_normal((16, 16)).astype(np.float32)
+    seq = _as_initializer(_conv1d("seq", 16), "w", w)
+    ranks = [_as_initializer(_linear("rank", 16, False), "w", w) for _ in range(2)]
+    result = _check(write_models, seq, ranks, triage=False)
+    assert _relation(result, "w").layout.kind == "Replicate"
+    assert result.verdict == "discrepancy"
+    first = result.verdict_.discrepancies[0]
+    assert first.hint_ids == ["weight-not-transposed"], first.hint_ids
+    assert "w on rank 0 is its piece as stored, read through a Transpose" in first.hints[0]
+    # stored transposed (the conversion right): the same program verifies, without that hint
+    ranks = [_as_initializer(_linear("rank", 16, False), "w", np.ascontiguousarray(w.T)) for _ in range(2)]
+    assert _check(write_models, seq, ranks).verdict == "verified"
+
+
 # --- the search on arrays ---------------------------------------------------------------------------
 
 
