@@ -81,12 +81,25 @@ rank's local tensors:
   of the residual added, the chunks all-gathered on the sequence axis. Bug ``scatter_offset``:
   the slice starts at ``rank`` instead of ``rank * S/N`` (one line).
 
+* ``linear_from_conv1d`` (GPT-2, ``GPT2LMHeadModel`` with ``n_inner`` 2x ``n_embd``): GPT-2's
+  ``Conv1D`` layers (transformers/pytorch_utils.py) store their weights ``[in, out]`` and compute
+  ``addmm(b, x, W)``. The ranks convert every ``Conv1D`` of every block (``attn.c_attn``,
+  ``attn.c_proj``, ``mlp.c_fc``, ``mlp.c_proj``) to an ``nn.Linear`` holding ``W.T`` ``[out, in]``
+  and the same bias, as checkpoint converters to Megatron-LM and vLLM do, then
+  ``parallelize_module`` shards the MLP only (``mlp.c_fc`` ``ColwiseParallel()``, ``mlp.c_proj``
+  ``RowwiseParallel()``); attention (the fused q|k|v of ``c_attn`` that GPT-2 splits by
+  ``split_size``), the embeddings and ``lm_head`` stay replicated. So each rank stores the
+  transpose of its piece of the sequential weight (``[out/N, in]`` against ``[in, out]``) and
+  reads it through ``F.linear``'s ``Transpose``; no spec. Bug ``transpose_dropped``: layer 0's
+  ``attn.c_proj`` (square, so the shapes fit) copied without the ``.T`` (one line).
+
 The bugs of the three decoder-layer idioms are in layer 0 (``model.layers.0``); the other
 layers are correct.
 
 Usage::
 
     python scripts/export_tp_idioms.py --case qwen3_tp2_vocab_softmax
+    python scripts/export_tp_idioms.py --case gpt2_tp2_linear_from_conv1d
     python scripts/export_tp_idioms.py --all
 """
 
@@ -153,7 +166,8 @@ _TAIL = dict(model="llama", **_SMALL)
 _QK = dict(model="olmo2", **{**_SMALL, "kv_heads": 4})
 _QK_BUG = "model.layers.0.self_attn.q_norm"
 # GPT-2 (Conv1D weights [in, out]) converted to nn.Linear ([out, in]) on the ranks; MLP 2x wide
-_GPT2 = dict(model="gpt2", idiom="linear_from_conv1d", hidden=32, intermediate=64, vocab=64, heads=4, layers=2)
+_GPT2 = dict(model="gpt2", idiom="linear_from_conv1d", hidden=32, intermediate=64, vocab=64, heads=4, kv_heads=4,
+             layers=2)
 PRESETS = {
     "gpt2_tp2_linear_from_conv1d": dict(_GPT2),
     "gpt2_tp2_linear_from_conv1d_bug_transpose_dropped": dict(
@@ -525,9 +539,9 @@ def _gpt2_plan(args, cfg):
     plan, desc = {}, {}
     for i in range(cfg.num_hidden_layers):
         pre = f"transformer.h.{i}"
-        plan[f"{pre}.mlp.c_fc"], desc[f"{pre}.mlp.c_fc"] = ColwiseParallel(), "nn.Linear(Conv1D.weight.T), ColwiseParallel()"
-        plan[f"{pre}.mlp.c_proj"], desc[f"{pre}.mlp.c_proj"] = (
-            RowwiseParallel(), "nn.Linear(Conv1D.weight.T), RowwiseParallel()")
+        for name, style in (("mlp.c_fc", ColwiseParallel), ("mlp.c_proj", RowwiseParallel)):
+            plan[f"{pre}.{name}"] = style()
+            desc[f"{pre}.{name}"] = f"nn.Linear(Conv1D.weight.T), {style.__name__}()"
         for name in ("attn.c_attn", "attn.c_proj"):
             desc[f"{pre}.{name}"] = "nn.Linear(Conv1D.weight.T), replicated" + (
                 "  # BUG: Conv1D.weight not transposed" if args.bug and i == 0 and name == "attn.c_proj" else "")
@@ -770,7 +784,8 @@ def produce(args, command: str) -> dict:
         "hf_class": hf_class,
         "transformers_version": str(transformers.__version__),
         "torch_version": str(torch.__version__),
-        "config": hf.config_summary(cfg, args),
+        "config": {**hf.config_summary(cfg, args), **({"n_inner": cfg.n_inner, "activation_function":
+                   cfg.activation_function} if args.model == "gpt2" else {})},
         "input": {"name": "input_ids", "shape": list(ids.shape), "dtype": "int64"},
         "output": {"name": output, "shape": shape, "dtype": dtype, "ranks": layout},
     }
