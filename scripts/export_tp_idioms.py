@@ -88,7 +88,8 @@ rank's local tensors:
   and the same bias, as checkpoint converters to Megatron-LM and vLLM do, then
   ``parallelize_module`` shards the MLP only (``mlp.c_fc`` ``ColwiseParallel()``, ``mlp.c_proj``
   ``RowwiseParallel()``); attention (the fused q|k|v of ``c_attn`` that GPT-2 splits by
-  ``split_size``), the embeddings and ``lm_head`` stay replicated. So each rank stores the
+  ``split_size``) and the embeddings stay replicated; ``lm_head`` (an ``nn.Linear`` in GPT-2
+  too) is column-parallel with its logits gathered. So each rank stores the
   transpose of its piece of the sequential weight (``[out/N, in]`` against ``[in, out]``) and
   reads it through ``F.linear``'s ``Transpose``; no spec. Bug ``transpose_dropped``: layer 0's
   ``attn.c_proj`` (square, so the shapes fit) copied without the ``.T`` (one line).
@@ -532,11 +533,13 @@ def convert_conv1d(model, bug: str | None = None) -> None:
 
 def _gpt2_plan(args, cfg):
     """GPT-2 after :func:`convert_conv1d`: the MLP tensor-parallel (``c_fc`` colwise, ``c_proj``
-    rowwise); attention (its fused ``c_attn`` split by ``split_size``), embeddings and
-    ``lm_head`` replicated."""
+    rowwise), ``lm_head`` colwise with its logits gathered; attention (its fused ``c_attn``
+    split by ``split_size``) and the embeddings replicated."""
+    from torch.distributed.tensor import Replicate
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
 
-    plan, desc = {}, {}
+    plan = {"lm_head": ColwiseParallel(output_layouts=Replicate())}
+    desc = {"lm_head": "ColwiseParallel(output_layouts=Replicate())"}
     for i in range(cfg.num_hidden_layers):
         pre = f"transformer.h.{i}"
         for name, style in (("mlp.c_fc", ColwiseParallel), ("mlp.c_proj", RowwiseParallel)):

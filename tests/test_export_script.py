@@ -203,6 +203,8 @@ def test_tp_dp_training_step_producer_one_layer(tmp_path: Path):
         ("export_hf_families.py", "qwen3_tp2"),
         # all_reduce(m, "max") -> AllReduce(reduction="max") (analyzer/export/collectives.py)
         ("export_tp_idioms.py", "qwen3_tp2_vocab_softmax"),
+        # GPT-2's Conv1D converted to nn.Linear (weights stored transposed), MLP tensor-parallel
+        ("export_tp_idioms.py", "gpt2_tp2_linear_from_conv1d"),
         # Megatron-core's in-place collectives traced as functional ones (needs megatron-core)
         ("export_megatron_core.py", "megatron_gpt_tp2_loss"),
     ],
