@@ -107,6 +107,18 @@ class _Types:
         self.shapes[name] = list(dims)
         self.dtypes[name] = dtype
 
+    def declare(self, name: str, dims: list[int], dtype: int) -> None:
+        """Give ``name`` the static shape ``dims``: its value info is rewritten, or one is added."""
+        vi = next((v for v in self.graph.value_info if v.name == name), None)
+        if vi is None:
+            self.add_value(name, dtype, dims)
+            return
+        shape = vi.type.tensor_type.shape
+        del shape.dim[:]
+        for d in dims:
+            shape.dim.add().dim_value = d
+        self.shapes[name] = list(dims)
+
     def add_value_info(self, vi: onnx.ValueInfoProto) -> None:
         """Declare a new value from its value info (a fused op's expanded body)."""
         self.graph.value_info.append(vi)
@@ -495,19 +507,6 @@ def _undoes(back: onnx.NodeProto, view: onnx.NodeProto, types: _Types, producer:
     return False
 
 
-def _declare(types: _Types, name: str, dims: list[int], dtype: int) -> None:
-    """Give ``name`` the static shape ``dims`` (its value info's, if it has one, is rewritten)."""
-    vi = next((v for v in types.graph.value_info if v.name == name), None)
-    if vi is None:
-        types.add_value(name, dtype, dims)
-        return
-    shape = vi.type.tensor_type.shape
-    del shape.dim[:]
-    for d in dims:
-        shape.dim.add().dim_value = d
-    types.shapes[name] = list(dims)
-
-
 def _per_axis_ops_through_views(model: onnx.ModelProto, types: _Types) -> int:
     """Rewrite per-axis ops through views of ``model`` in place (module docstring), repeated
     while one is found (a Reshape around a Transpose around the op takes two); returns how
@@ -543,7 +542,7 @@ def _per_axis_ops_through_views(model: onnx.ModelProto, types: _Types) -> int:
             feeding = [producer.get(v) for v in [*view.input[1:], *back[0].input[1:]]]
             left.update({n.output[0]: n for n in [node, view, *feeding] if n is not None})
             if back[0].output[0] not in types.shapes and view.input[0] in types.shapes:
-                _declare(types, back[0].output[0], types.shapes[view.input[0]], types.dtypes.get(view.input[0], 0))
+                types.declare(back[0].output[0], types.shapes[view.input[0]], types.dtypes.get(view.input[0], 0))
         if not replaced:
             return done
         kept = [replaced.get(id(n), n) for n in g.node]
